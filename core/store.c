@@ -1,0 +1,189 @@
+/* The store handle: open from a URL, the backend registry, the clock. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const bitt_backend_ops *const backends[] = {
+    &bitt__memory_backend,
+    &bitt__sqlite_backend,
+};
+
+static const bitt_backend_ops *find_backend(const char *scheme)
+{
+    for (size_t i = 0; i < sizeof backends / sizeof *backends; i++)
+        if (!strcmp(backends[i]->name, scheme))
+            return backends[i];
+    return NULL;
+}
+
+/* Reads the options every backend shares. */
+static int read_common_options(bitt_url *url, bitt_limits *limits, int *auto_migrate)
+{
+    int64_t key_max, value_max, migrate;
+    int rc = bitt__url_param_int(url, "max_key_size", 1, BITT_MAX_KEY_SIZE_CAP,
+                                 BITT_DEFAULT_MAX_KEY_SIZE, &key_max);
+    if (!rc)
+        rc = bitt__url_param_int(url, "max_value_size", 1, BITT_MAX_VALUE_SIZE_CAP,
+                                 BITT_DEFAULT_MAX_VALUE_SIZE, &value_max);
+    if (!rc)
+        rc = bitt__url_param_int(url, "auto_migrate", 0, 1, 1, &migrate);
+    if (rc)
+        return rc;
+    limits->max_key_size = (size_t)key_max;
+    limits->max_value_size = (size_t)value_max;
+    *auto_migrate = (int)migrate;
+    return BITT_OK;
+}
+
+int bitt_store_open(const char *url_text, bitt_store **out)
+{
+    bitt__error_reset();
+    if (!out)
+        return bitt__fail(BITT_EINVAL, "bitt_store_open: out must not be NULL");
+    *out = NULL;
+
+    bitt_url url;
+    int auto_migrate = 1;
+    bitt_limits limits;
+    int rc = bitt__url_parse(url_text, &url);
+    const bitt_backend_ops *ops = NULL;
+    if (!rc) {
+        ops = find_backend(url.scheme);
+        if (!ops)
+            rc = bitt__fail(BITT_EURL, "store URL: unknown scheme '%s' (known: memory, sqlite)",
+                            url.scheme);
+    }
+    if (!rc)
+        rc = read_common_options(&url, &limits, &auto_migrate);
+
+    bitt_store *store = NULL;
+    if (!rc) {
+        store = calloc(1, sizeof *store);
+        if (!store)
+            rc = bitt__fail(BITT_ENOMEM, "out of memory for a store");
+    }
+    if (!rc) {
+        store->ops = ops;
+        store->limits = limits;
+        if (pthread_mutex_init(&store->lock, NULL)) {
+            free(store);
+            store = NULL;
+            rc = bitt__fail(BITT_ENOMEM, "cannot create the store mutex");
+        }
+    }
+    if (!rc) {
+        rc = ops->open(&url, &store->limits, &store->be);
+        if (!rc)
+            rc = bitt__url_check_all_used(&url);
+        if (!rc && auto_migrate)
+            rc = ops->migrate(store->be);
+        if (rc) {
+            bitt_store_close(store);
+            store = NULL;
+        }
+    }
+    bitt__url_free(&url);
+    *out = store;
+    return rc;
+}
+
+void bitt_store_close(bitt_store *store)
+{
+    if (!store)
+        return;
+    if (store->be)
+        store->ops->close(store->be);
+    pthread_mutex_destroy(&store->lock);
+    free(store);
+}
+
+int bitt_store_migrate(bitt_store *store)
+{
+    bitt__error_reset();
+    if (!store)
+        return bitt__fail(BITT_EINVAL, "store must not be NULL");
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    int rc = store->ops->migrate(store->be);
+    bitt__store_leave(store);
+    return rc;
+}
+
+const char *bitt_store_backend(const bitt_store *store)
+{
+    return store ? store->ops->name : NULL;
+}
+
+void bitt__store_enter(bitt_store *store, bitt_time *t)
+{
+    pthread_mutex_lock(&store->lock);
+    t->manual = store->manual_clock;
+    t->now = store->manual_clock ? store->manual_now : bitt__system_now();
+}
+
+void bitt__store_leave(bitt_store *store)
+{
+    pthread_mutex_unlock(&store->lock);
+}
+
+/* ---- the clock ---------------------------------------------------------- */
+
+int bitt_clock_set_manual(bitt_store *store, int64_t now_ms)
+{
+    bitt__error_reset();
+    if (!store)
+        return bitt__fail(BITT_EINVAL, "store must not be NULL");
+    if (now_ms < 0)
+        return bitt__fail(BITT_EINVAL, "manual clock time must be >= 0, got %lld",
+                          (long long)now_ms);
+    pthread_mutex_lock(&store->lock);
+    store->manual_clock = 1;
+    store->manual_now = now_ms;
+    pthread_mutex_unlock(&store->lock);
+    return BITT_OK;
+}
+
+int bitt_clock_advance(bitt_store *store, int64_t ms)
+{
+    bitt__error_reset();
+    if (!store)
+        return bitt__fail(BITT_EINVAL, "store must not be NULL");
+    if (ms < 0)
+        return bitt__fail(BITT_EINVAL, "the clock only moves forward: advance by %lld ms",
+                          (long long)ms);
+    int rc = BITT_OK;
+    pthread_mutex_lock(&store->lock);
+    if (!store->manual_clock)
+        rc = bitt__fail(BITT_EUSAGE, "no manual clock installed (bitt_clock_set_manual)");
+    else if (ms > INT64_MAX - store->manual_now)
+        rc = bitt__fail(BITT_EINVAL, "advancing the clock by %lld ms overflows",
+                        (long long)ms);
+    else
+        store->manual_now += ms;
+    pthread_mutex_unlock(&store->lock);
+    return rc;
+}
+
+int bitt_clock_use_system(bitt_store *store)
+{
+    bitt__error_reset();
+    if (!store)
+        return bitt__fail(BITT_EINVAL, "store must not be NULL");
+    pthread_mutex_lock(&store->lock);
+    store->manual_clock = 0;
+    pthread_mutex_unlock(&store->lock);
+    return BITT_OK;
+}
+
+int bitt_clock_now(bitt_store *store, int64_t *out)
+{
+    bitt__error_reset();
+    if (!store || !out)
+        return bitt__fail(BITT_EINVAL, "store and out must not be NULL");
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    bitt__store_leave(store);
+    *out = t.now;
+    return BITT_OK;
+}

@@ -1,0 +1,137 @@
+/*
+ * Atomic commits: a builder that copies and checks every op as it is added
+ * (so a bad op is refused at once and the txn stays usable), then hands the
+ * whole list to the backend's one commit path.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct bitt_txn {
+    bitt_store *store;
+    bitt_op *ops;
+    size_t count;
+    size_t cap;
+    int committed;
+};
+
+int bitt_txn_begin(bitt_store *store, bitt_txn **out)
+{
+    bitt__error_reset();
+    if (!out)
+        return bitt__fail(BITT_EINVAL, "out must not be NULL");
+    *out = NULL;
+    if (!store)
+        return bitt__fail(BITT_EINVAL, "store must not be NULL");
+    bitt_txn *txn = calloc(1, sizeof *txn);
+    if (!txn)
+        return bitt__fail(BITT_ENOMEM, "out of memory for a txn");
+    txn->store = store;
+    *out = txn;
+    return BITT_OK;
+}
+
+/* Appends op with private copies of its key and value. */
+static int push(bitt_txn *txn, bitt_op op)
+{
+    if (txn->committed)
+        return bitt__fail(BITT_EUSAGE, "txn was already committed; begin a new one");
+    if (txn->count == BITT_TXN_OPS_MAX)
+        return bitt__fail(BITT_ETOOLARGE, "a txn holds at most %d checks and mutations",
+                          BITT_TXN_OPS_MAX);
+    if (txn->count == txn->cap) {
+        size_t cap = txn->cap ? txn->cap * 2 : 4;
+        bitt_op *ops = realloc(txn->ops, cap * sizeof *ops);
+        if (!ops)
+            return bitt__fail(BITT_ENOMEM, "out of memory growing a txn");
+        txn->ops = ops;
+        txn->cap = cap;
+    }
+    uint8_t *copy = malloc(op.key_len + op.value_len + 1);
+    if (!copy)
+        return bitt__fail(BITT_ENOMEM, "out of memory copying a txn op");
+    if (op.key_len)
+        memcpy(copy, op.key, op.key_len);
+    if (op.value_len)
+        memcpy(copy + op.key_len, op.value, op.value_len);
+    op.key = copy;
+    op.value = copy + op.key_len;
+    txn->ops[txn->count++] = op;
+    return BITT_OK;
+}
+
+static int check_txn_key(bitt_txn *txn, const void *key, size_t key_len)
+{
+    if (!txn)
+        return bitt__fail(BITT_EINVAL, "txn must not be NULL");
+    return bitt__check_key(txn->store, key, key_len);
+}
+
+int bitt_txn_check(bitt_txn *txn, const void *key, size_t key_len, uint64_t version)
+{
+    bitt__error_reset();
+    int rc = check_txn_key(txn, key, key_len);
+    if (rc)
+        return rc;
+    return push(txn, (bitt_op){.type = BITT_OP_CHECK, .key = key, .key_len = key_len,
+                               .version = version});
+}
+
+int bitt_txn_set(bitt_txn *txn, const void *key, size_t key_len, const void *value,
+                 size_t value_len, int kind, int64_t ttl_ms)
+{
+    bitt__error_reset();
+    int rc = check_txn_key(txn, key, key_len);
+    if (!rc)
+        rc = bitt__check_value(txn->store, kind, value, value_len);
+    if (!rc)
+        rc = bitt__check_ttl(ttl_ms);
+    if (rc)
+        return rc;
+    return push(txn, (bitt_op){.type = BITT_OP_SET, .key = key, .key_len = key_len,
+                               .value = value, .value_len = value_len, .kind = kind,
+                               .ttl_ms = ttl_ms});
+}
+
+int bitt_txn_delete(bitt_txn *txn, const void *key, size_t key_len)
+{
+    bitt__error_reset();
+    int rc = check_txn_key(txn, key, key_len);
+    if (rc)
+        return rc;
+    return push(txn, (bitt_op){.type = BITT_OP_DELETE, .key = key, .key_len = key_len});
+}
+
+int bitt_txn_sum(bitt_txn *txn, const void *key, size_t key_len, int64_t delta)
+{
+    bitt__error_reset();
+    int rc = check_txn_key(txn, key, key_len);
+    if (rc)
+        return rc;
+    return push(txn,
+                (bitt_op){.type = BITT_OP_SUM, .key = key, .key_len = key_len, .delta = delta});
+}
+
+int bitt_txn_commit(bitt_txn *txn, uint64_t *version_out)
+{
+    bitt__error_reset();
+    if (!txn)
+        return bitt__fail(BITT_EINVAL, "txn must not be NULL");
+    if (txn->committed)
+        return bitt__fail(BITT_EUSAGE, "txn was already committed; begin a new one");
+    txn->committed = 1;
+    return bitt__run_commit(txn->store, txn->ops, txn->count, version_out);
+}
+
+void bitt_txn_free(bitt_txn *txn)
+{
+    if (!txn)
+        return;
+    for (size_t i = 0; i < txn->count; i++) {
+        free((void *)txn->ops[i].key);
+        bitt_entry_free(txn->ops[i].old);
+    }
+    free(txn->ops);
+    free(txn);
+}
