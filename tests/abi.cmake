@@ -1,0 +1,67 @@
+# abi.cmake: the checks of bitt's public surface that are not C test programs.
+# Included from tests/CMakeLists.txt; each is a ctest test labelled "abi".
+#
+#   abi_header_c, abi_header_cxx11, abi_header_cxx17
+#                         bitt.h compiles alone, -Wall -Wextra -pedantic -Werror
+#   abi_symbols_declared  abi/symbols.txt = abi/bitt.map = BITT_API in bitt.h
+#   abi_symbols           libbitt.so exports exactly abi/symbols.txt, versioned,
+#                         with SONAME libbitt.so.<major>
+#   abi_install           cmake --install, then a consumer project through
+#                         find_package(bitt) and through pkg-config
+#   cli                   the bitt command-line tool, end to end
+
+set(BITT_ABI_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/abi)
+set(BITT_ABI_WORK ${CMAKE_CURRENT_BINARY_DIR}/abi)
+find_program(BITT_BASH bash REQUIRED)
+foreach(_tool NM READELF)
+  if(NOT CMAKE_${_tool})
+    string(TOLOWER ${_tool} _name)
+    find_program(CMAKE_${_tool} ${_name} REQUIRED)
+  endif()
+endforeach()
+
+# ---- (a) the header alone, as C and as C++ ---------------------------------
+if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
+  set(_bitt_strict -Wall -Wextra -pedantic -Werror -Wshadow -fsyntax-only
+    -I${PROJECT_SOURCE_DIR}/abi/include)
+  add_test(NAME abi_header_c
+    COMMAND ${CMAKE_C_COMPILER} -std=c11 ${_bitt_strict} -Wstrict-prototypes
+      ${BITT_ABI_TESTS}/header.c)
+  foreach(_std 11 17)
+    add_test(NAME abi_header_cxx${_std}
+      COMMAND ${CMAKE_CXX_COMPILER} -std=c++${_std} ${_bitt_strict} -Wold-style-cast
+        ${BITT_ABI_TESTS}/header.cpp)
+  endforeach()
+endif()
+
+# ---- (b) exported symbols ----------------------------------------------------
+add_test(NAME abi_symbols_declared
+  COMMAND ${BITT_BASH} ${BITT_ABI_TESTS}/check_symbols.sh declared
+    ${PROJECT_SOURCE_DIR}/abi/symbols.txt ${PROJECT_SOURCE_DIR}/abi/bitt.map
+    ${PROJECT_SOURCE_DIR}/abi/include/bitt.h)
+add_test(NAME abi_symbols
+  COMMAND ${BITT_BASH} ${BITT_ABI_TESTS}/check_symbols.sh exports
+    $<TARGET_FILE:bitt> ${PROJECT_SOURCE_DIR}/abi/symbols.txt ${PROJECT_VERSION_MAJOR}
+    ${CMAKE_NM} ${CMAKE_READELF})
+
+# ---- (c) install, then use it as a consumer would --------------------------
+# A sanitizer build's libraries need the sanitizer runtime in the consumer.
+set(_bitt_consumer_flags "")
+if(BITT_SANITIZE)
+  set(_bitt_consumer_flags "-fsanitize=address,undefined -fno-omit-frame-pointer")
+endif()
+add_test(NAME abi_install COMMAND ${BITT_BASH} ${BITT_ABI_TESTS}/install_test.sh)
+set_tests_properties(abi_install PROPERTIES
+  TIMEOUT 600
+  ENVIRONMENT "BITT_BUILD_DIR=${PROJECT_BINARY_DIR};BITT_WORK_DIR=${BITT_ABI_WORK}/install;BITT_SOURCE_DIR=${BITT_ABI_TESTS};BITT_CMAKE=${CMAKE_COMMAND};BITT_GENERATOR=${CMAKE_GENERATOR};BITT_MAKE_PROGRAM=${CMAKE_MAKE_PROGRAM};BITT_CC=${CMAKE_C_COMPILER};BITT_CFLAGS=${_bitt_consumer_flags};BITT_PKG_CONFIG=${PKG_CONFIG_EXECUTABLE};BITT_LIBDIR=${CMAKE_INSTALL_LIBDIR};BITT_INCLUDEDIR=${CMAKE_INSTALL_INCLUDEDIR};BITT_BINDIR=${CMAKE_INSTALL_BINDIR};BITT_VERSION=${PROJECT_VERSION};BITT_MAJOR=${PROJECT_VERSION_MAJOR};BITT_READELF=${CMAKE_READELF}")
+
+# ---- (d) the command-line tool ---------------------------------------------
+add_test(NAME cli
+  COMMAND ${BITT_BASH} ${BITT_ABI_TESTS}/cli_test.sh $<TARGET_FILE:bitt_cli>
+    ${BITT_ABI_WORK}/cli ${PROJECT_VERSION})
+set_tests_properties(cli PROPERTIES TIMEOUT 300)
+
+set_tests_properties(abi_symbols_declared abi_symbols abi_install cli PROPERTIES LABELS abi)
+if(TEST abi_header_c)
+  set_tests_properties(abi_header_c abi_header_cxx11 abi_header_cxx17 PROPERTIES LABELS abi)
+endif()

@@ -1,0 +1,102 @@
+/*
+ * output.c: how entries print: a value alone (get), "key<TAB>value" lines
+ * (list), or JSON objects (--json).
+ */
+#include <inttypes.h>
+
+#include "cli.h"
+
+void cli_put_value(const cli *c, const bitt_entry *e)
+{
+    size_t n = 0;
+    const uint8_t *v = bitt_entry_value(e, &n);
+    if (c->raw) {
+        fwrite(v, 1, n, stdout);
+        return;
+    }
+    if (c->hex_out)
+        cli_put_hex(stdout, v, n);
+    else if (cli_is_text(v, n))
+        fwrite(v, 1, n, stdout);
+    else
+        cli_put_escaped(stdout, v, n);
+    putchar('\n');
+}
+
+static void put_field(const cli *c, const uint8_t *p, size_t n)
+{
+    if (c->hex_out)
+        cli_put_hex(stdout, p, n);
+    else
+        cli_put_escaped(stdout, p, n);
+}
+
+void cli_put_line(const cli *c, const bitt_entry *e)
+{
+    size_t klen = 0, vlen = 0;
+    const uint8_t *k = bitt_entry_key(e, &klen);
+    const uint8_t *v = bitt_entry_value(e, &vlen);
+    put_field(c, k, klen);
+    putchar('\t');
+    put_field(c, v, vlen);
+    putchar('\n');
+}
+
+static const char *kind_name(int kind)
+{
+    switch (kind) {
+    case BITT_KIND_BYTES: return "bytes";
+    case BITT_KIND_JSON: return "json";
+    case BITT_KIND_COUNTER: return "counter";
+    default: return NULL;
+    }
+}
+
+/* "name":"text", or "name_hex":"6869" for bytes that are not UTF-8 (or
+ * always with --hex-out). */
+static void put_json_bytes(const cli *c, const char *name, const uint8_t *p, size_t n)
+{
+    if (!c->hex_out && cli_is_utf8(p, n)) {
+        printf("\"%s\":", name);
+        cli_put_json_string(stdout, p, n);
+    } else {
+        printf("\"%s_hex\":\"", name);
+        cli_put_hex(stdout, p, n);
+        putchar('"');
+    }
+}
+
+void cli_put_json_entry(const cli *c, const bitt_entry *e)
+{
+    size_t klen = 0, vlen = 0;
+    const uint8_t *k = bitt_entry_key(e, &klen);
+    const uint8_t *v = bitt_entry_value(e, &vlen);
+    int kind = bitt_entry_kind(e);
+    int64_t counter = 0;
+
+    putchar('{');
+    put_json_bytes(c, "key", k, klen);
+    putchar(',');
+    /* A JSON value is embedded as JSON and a counter as a number, so that
+     * `jq .value` gives the value itself. */
+    if (!c->hex_out && kind == BITT_KIND_COUNTER && bitt_entry_counter(e, &counter) == BITT_OK) {
+        printf("\"value\":%" PRId64, counter);
+    } else if (!c->hex_out && kind == BITT_KIND_JSON && vlen > 0 && cli_is_utf8(v, vlen)) {
+        fputs("\"value\":", stdout);
+        fwrite(v, 1, vlen, stdout);
+    } else {
+        put_json_bytes(c, "value", v, vlen);
+    }
+
+    const char *name = kind_name(kind);
+    if (name)
+        printf(",\"kind\":\"%s\"", name);
+    else
+        printf(",\"kind\":%d", kind);
+    printf(",\"version\":%" PRIu64, bitt_entry_version(e));
+    int64_t expires = bitt_entry_expires_at(e);
+    if (expires == 0)
+        fputs(",\"expires_at\":null}", stdout);
+    else
+        printf(",\"expires_at\":%" PRId64 "}", expires);
+}
