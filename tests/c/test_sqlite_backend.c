@@ -1,0 +1,753 @@
+/*
+ * The SQLite backend (core/sqlite/) beyond the contract: URL options, the
+ * schema checks (foreign tables, newer versions, auto_migrate=0), busy
+ * databases, several processes on one file, persistence, failed SQLite
+ * allocations, and a differential run of random operations against the
+ * memory backend (every status, entry, list page and versionstamp must be
+ * the same).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "bitt.h"
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static char g_dir[1024];
+
+/* A fresh path under $BITT_TEST_TMP (or /tmp) for this test program. */
+static const char *fresh_path(const char *name, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%s", g_dir, name);
+    char side[1200];
+    unlink(buf);
+    snprintf(side, sizeof side, "%s-wal", buf);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", buf);
+    unlink(side);
+    return buf;
+}
+
+static int open_url(bitt_store **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int open_url(bitt_store **s, const char *fmt, ...)
+{
+    char url[1400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(url, sizeof url, fmt, ap);
+    va_end(ap);
+    return bitt_store_open(url, s);
+}
+
+static void raw_exec(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    char *err = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("%s: %s", sql, err);
+    sqlite3_close(db);
+}
+
+static void expect_message(const char *needle)
+{
+    const char *msg = bitt_error_last();
+    if (!strstr(msg, needle))
+        fail_msg("message \"%s\" does not contain \"%s\"", msg, needle);
+}
+
+static int64_t counter_of(bitt_store *s, const char *key)
+{
+    bitt_entry *e;
+    assert_int_equal(bitt_kv_get(s, key, strlen(key), &e), BITT_OK);
+    int64_t v;
+    assert_int_equal(bitt_entry_counter(e, &v), BITT_OK);
+    bitt_entry_free(e);
+    return v;
+}
+
+/* ---- options --------------------------------------------------------------- */
+
+static void test_options(void **state)
+{
+    (void)state;
+    bitt_store *s;
+    assert_int_equal(bitt_store_open("sqlite::memory:", &s), BITT_OK);
+    assert_string_equal(bitt_store_backend(s), "sqlite");
+    bitt_store_close(s);
+    assert_int_equal(bitt_store_open("sqlite::memory:?busy_timeout=0&synchronous=off&"
+                                     "cache_size=0&table_prefix=",
+                                     &s),
+                     BITT_OK);
+    bitt_store_close(s);
+    assert_int_equal(bitt_store_open("sqlite::memory:?synchronous=full&table_prefix="
+                                     "Az09_aaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                                     &s),
+                     BITT_OK);
+    bitt_store_close(s);
+
+    static const char *const bad[] = {
+        "sqlite::memory:?table_prefix=a-b",
+        "sqlite::memory:?table_prefix=a%22b",
+        "sqlite::memory:?table_prefix=a%20b",
+        "sqlite::memory:?table_prefix=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", /* 33 */
+        "sqlite::memory:?synchronous=fast",
+        "sqlite::memory:?synchronous=",
+        "sqlite::memory:?busy_timeout=-1",
+        "sqlite::memory:?busy_timeout=abc",
+        "sqlite::memory:?cache_size=-5",
+        "sqlite::memory:?no_such_option=1",
+        "sqlite:",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        s = (bitt_store *)&s;
+        if (bitt_store_open(bad[i], &s) != BITT_EURL)
+            fail_msg("%s was not refused with BITT_EURL: %s", bad[i], bitt_error_last());
+        assert_null(s);
+        assert_true(bitt_error_last()[0] != '\0');
+    }
+    assert_int_equal(bitt_store_open("sqlite::memory:?table_prefix=a.b", &s), BITT_EURL);
+    expect_message("table_prefix");
+
+    char path[1200];
+    snprintf(path, sizeof path, "%s/no/such/dir/x.db", g_dir);
+    assert_int_equal(open_url(&s, "sqlite:%s", path), BITT_EBACKEND);
+    expect_message("cannot open");
+
+    fresh_path("not_a_db.db", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 64; i++)
+        fputs("this is not an SQLite database. ", f);
+    fclose(f);
+    assert_int_equal(open_url(&s, "sqlite:%s", path), BITT_EBACKEND);
+    expect_message("not a database");
+}
+
+/* ---- schema ------------------------------------------------------------------ */
+
+static void test_schema_refusals(void **state)
+{
+    (void)state;
+    char path[1200];
+    bitt_store *s;
+    fresh_path("schema.db", path, sizeof path);
+    raw_exec(path, "CREATE TABLE kv (a, b);"
+                   "CREATE TABLE m_meta (x, y);"
+                   "CREATE TABLE n_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+                   "INSERT INTO n_meta VALUES ('schema_version', 7), ('versionstamp', 5);"
+                   "CREATE TABLE u_meta (name TEXT, value INTEGER, note TEXT);"
+                   "CREATE TABLE o_kv (key BLOB PRIMARY KEY, value BLOB, kind INTEGER, "
+                   "version INTEGER, expires_at INTEGER);");
+
+    /* a foreign kv table: refused and left alone */
+    assert_int_equal(open_url(&s, "sqlite:%s", path), BITT_ESCHEMA);
+    expect_message("\"kv\"");
+    assert_null(s);
+    /* a foreign meta table */
+    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=m_", path), BITT_ESCHEMA);
+    expect_message("\"m_meta\"");
+    /* a meta table of the right shape that bitt did not make */
+    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=u_", path), BITT_ESCHEMA);
+    expect_message("\"u_meta\"");
+    /* a kv table of the right shape without bitt's meta */
+    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=o_", path), BITT_ESCHEMA);
+    expect_message("\"o_kv\"");
+    /* a newer schema: the message names both versions */
+    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=n_", path), BITT_ESCHEMA);
+    expect_message("7");
+    expect_message("1");
+    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=n_&auto_migrate=0", path), BITT_OK);
+    bitt_entry *e;
+    assert_int_equal(bitt_kv_get(s, "a", 1, &e), BITT_ESCHEMA);
+    expect_message("newer");
+    assert_int_equal(bitt_store_migrate(s), BITT_ESCHEMA);
+    bitt_store_close(s);
+
+    /* nothing was altered */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('kv')", -1, &st, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 2);
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT (SELECT count(*) FROM u_meta) + (SELECT count(*) "
+                                        "FROM sqlite_schema WHERE name LIKE 'u\\_%' ESCAPE "
+                                        "'\\' OR name LIKE 'o\\_%' ESCAPE '\\')",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 2); /* u_meta (still empty) and o_kv */
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+
+    /* another prefix in the same file is fine */
+    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=bitt_", path), BITT_OK);
+    assert_int_equal(bitt_kv_set(s, "k", 1, "v", 1, BITT_KIND_BYTES, 0, NULL), BITT_OK);
+    bitt_store_close(s);
+}
+
+static void test_not_migrated(void **state)
+{
+    (void)state;
+    char path[1200];
+    bitt_store *s;
+    fresh_path("unmigrated.db", path, sizeof path);
+    assert_int_equal(open_url(&s, "sqlite:%s?auto_migrate=0", path), BITT_OK);
+
+    bitt_entry *e = NULL;
+    bitt_entries *es = NULL;
+    uint64_t removed;
+    const void *keys[2] = {"a", "b"};
+    size_t lens[2] = {1, 1};
+    bitt_list_options o = BITT_LIST_OPTIONS_INIT;
+    assert_int_equal(bitt_kv_get(s, "a", 1, &e), BITT_ESCHEMA);
+    expect_message("not migrated");
+    assert_int_equal(bitt_kv_get_many(s, keys, lens, 2, &es), BITT_ESCHEMA);
+    assert_int_equal(bitt_kv_list(s, &o, &es), BITT_ESCHEMA);
+    assert_int_equal(bitt_kv_set(s, "a", 1, "v", 1, 0, 0, NULL), BITT_ESCHEMA);
+    expect_message("not migrated");
+    assert_int_equal(bitt_kv_increment(s, "n", 1, 1, 0, NULL, NULL), BITT_ESCHEMA);
+    assert_int_equal(bitt_kv_purge_expired(s, &removed), BITT_ESCHEMA);
+
+    assert_int_equal(bitt_store_migrate(s), BITT_OK);
+    assert_int_equal(bitt_store_migrate(s), BITT_OK); /* idempotent */
+    uint64_t v1, v2;
+    assert_int_equal(bitt_kv_set(s, "a", 1, "v", 1, 0, 0, &v1), BITT_OK);
+    assert_int_equal(v1, 1);
+    assert_int_equal(bitt_kv_get(s, "a", 1, &e), BITT_OK);
+    bitt_entry_free(e);
+    bitt_store_close(s);
+
+    /* another handle without auto_migrate now finds the schema */
+    assert_int_equal(open_url(&s, "sqlite:%s?auto_migrate=0", path), BITT_OK);
+    assert_int_equal(bitt_kv_set(s, "a", 1, "w", 1, 0, 0, &v2), BITT_OK);
+    assert_true(v2 > v1);
+    bitt_store_close(s);
+}
+
+/* ---- persistence ------------------------------------------------------------- */
+
+static void test_persistence(void **state)
+{
+    (void)state;
+    char path[1200];
+    bitt_store *s;
+    fresh_path("persist.db", path, sizeof path);
+    uint64_t last = 0, v;
+    for (int round = 0; round < 3; round++) {
+        assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=p_&synchronous=full", path), BITT_OK);
+        if (round > 0) {
+            assert_int_equal(counter_of(s, "n"), round * 10);
+            bitt_entry *e;
+            assert_int_equal(bitt_kv_get(s, "bin\0key", 7, &e), BITT_OK);
+            size_t n;
+            const uint8_t *p = bitt_entry_value(e, &n);
+            assert_int_equal(n, 4);
+            assert_memory_equal(p, "\0\xff\0\x01", 4);
+            assert_int_equal(bitt_entry_kind(e), BITT_KIND_BYTES);
+            bitt_entry_free(e);
+        }
+        for (int i = 0; i < 10; i++) {
+            assert_int_equal(bitt_kv_increment(s, "n", 1, 1, 0, NULL, &v), BITT_OK);
+            assert_true(v > last); /* versions keep increasing across handles */
+            last = v;
+        }
+        assert_int_equal(bitt_kv_set(s, "bin\0key", 7, "\0\xff\0\x01", 4, 0, 0, &v), BITT_OK);
+        last = v;
+        bitt_store_close(s);
+    }
+}
+
+/* ---- busy ------------------------------------------------------------------------ */
+
+static void test_busy(void **state)
+{
+    (void)state;
+    char path[1200];
+    bitt_store *s;
+    fresh_path("busy.db", path, sizeof path);
+    assert_int_equal(open_url(&s, "sqlite:%s?busy_timeout=30", path), BITT_OK);
+    assert_int_equal(bitt_kv_set(s, "a", 1, "1", 1, 0, 0, NULL), BITT_OK);
+
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+
+    uint64_t removed;
+    bitt_entry *e;
+    assert_int_equal(bitt_kv_set(s, "a", 1, "2", 1, 0, 0, NULL), BITT_EBUSY);
+    expect_message("locked");
+    assert_int_equal(bitt_kv_increment(s, "n", 1, 1, 0, NULL, NULL), BITT_EBUSY);
+    assert_int_equal(bitt_kv_purge_expired(s, &removed), BITT_EBUSY);
+    /* WAL: reads go on while another connection writes */
+    assert_int_equal(bitt_kv_get(s, "a", 1, &e), BITT_OK);
+    bitt_entry_free(e);
+
+    assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    /* nothing was left open by the failures */
+    assert_int_equal(bitt_kv_set(s, "a", 1, "3", 1, 0, 0, NULL), BITT_OK);
+    assert_int_equal(bitt_kv_get(s, "a", 1, &e), BITT_OK);
+    size_t n;
+    assert_memory_equal(bitt_entry_value(e, &n), "3", 1);
+    bitt_entry_free(e);
+    bitt_store_close(s);
+}
+
+/* ---- processes --------------------------------------------------------------- */
+
+enum { NPROC = 4, PER_PROC = 300 };
+
+static void child_work(const char *path, int id)
+{
+    bitt_store *s;
+    if (open_url(&s, "sqlite:%s?busy_timeout=20000", path) != BITT_OK)
+        _exit(10);
+    uint64_t last = 0, v;
+    for (int j = 0; j < PER_PROC; j++) {
+        if (bitt_kv_increment(s, "n", 1, 1, 0, NULL, &v) != BITT_OK)
+            _exit(11);
+        if (v <= last)
+            _exit(12); /* versions only go up */
+        last = v;
+        char val[32];
+        int len = snprintf(val, sizeof val, "%d/%d", id, j);
+        int rc = bitt_kv_add(s, "once", 4, val, (size_t)len, 0, 0, &v);
+        if (rc != BITT_OK && rc != BITT_EXISTS)
+            _exit(13);
+        if (rc == BITT_OK)
+            last = v;
+    }
+    bitt_store_close(s);
+    _exit(0);
+}
+
+static void test_processes(void **state)
+{
+    (void)state;
+    char path[1200];
+    fresh_path("procs.db", path, sizeof path);
+    /* every process opens (and migrates) the fresh file at once */
+    pid_t pids[NPROC];
+    for (int i = 0; i < NPROC; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0)
+            child_work(path, i);
+    }
+    for (int i = 0; i < NPROC; i++) {
+        int st;
+        assert_int_equal(waitpid(pids[i], &st, 0), pids[i]);
+        assert_true(WIFEXITED(st));
+        if (WEXITSTATUS(st) != 0)
+            fail_msg("child %d exited with %d", i, WEXITSTATUS(st));
+    }
+    bitt_store *s;
+    assert_int_equal(open_url(&s, "sqlite:%s", path), BITT_OK);
+    assert_int_equal(counter_of(s, "n"), NPROC * PER_PROC);
+    /* one versionstamp per successful commit: the increments and one add */
+    bitt_entry *e;
+    assert_int_equal(bitt_kv_get(s, "n", 1, &e), BITT_OK);
+    uint64_t vn = bitt_entry_version(e);
+    bitt_entry_free(e);
+    assert_int_equal(bitt_kv_get(s, "once", 4, &e), BITT_OK);
+    uint64_t vo = bitt_entry_version(e);
+    bitt_entry_free(e);
+    assert_int_equal(vn > vo ? vn : vo, NPROC * PER_PROC + 1);
+    bitt_store_close(s);
+}
+
+/* ---- failed SQLite allocations --------------------------------------------- */
+
+static sqlite3_mem_methods g_mem;
+static long g_countdown = -1; /* fail the allocation that brings it to 0 */
+
+static void *fail_malloc(int n)
+{
+    if (g_countdown > 0 && --g_countdown == 0)
+        return NULL;
+    return g_mem.xMalloc(n);
+}
+
+static void *fail_realloc(void *p, int n)
+{
+    if (g_countdown > 0 && --g_countdown == 0)
+        return NULL;
+    return g_mem.xRealloc(p, n);
+}
+
+static void check_fault_status(int rc, long n)
+{
+    if (rc < 0 && rc != BITT_ENOMEM && rc != BITT_EBACKEND)
+        fail_msg("allocation %ld failed: unexpected status %d (%s)", n, rc, bitt_error_last());
+    if (rc < 0 && bitt_error_last()[0] == '\0')
+        fail_msg("allocation %ld failed: status %d without a message", n, rc);
+}
+
+static void fault_run(const char *url, long n, int *hit)
+{
+    bitt_store *s = NULL;
+    g_countdown = n;
+    int rc = bitt_store_open(url, &s);
+    check_fault_status(rc, n);
+    if (rc != BITT_OK) {
+        g_countdown = -1;
+        *hit = 1;
+        return;
+    }
+    bitt_clock_set_manual(s, 1000);
+    int results[9];
+    bitt_entry *e = NULL;
+    bitt_entries *es = NULL;
+    bitt_txn *t;
+    uint64_t removed;
+    const void *keys[2] = {"a", "c"};
+    size_t lens[2] = {1, 1};
+    bitt_list_options o = BITT_LIST_OPTIONS_INIT;
+#define FAULT_CALL(i, call)                                                                        \
+    do {                                                                                           \
+        results[i] = (call);                                                                       \
+        check_fault_status(results[i], n);                                                         \
+    } while (0)
+    FAULT_CALL(0, bitt_kv_set(s, "a", 1, "1", 1, BITT_KIND_COUNTER, 10, NULL));
+    FAULT_CALL(1, bitt_kv_increment(s, "a", 1, 2, 0, NULL, NULL));
+    FAULT_CALL(2, bitt_kv_get(s, "a", 1, &e));
+    bitt_entry_free(e);
+    bitt_txn_begin(s, &t);
+    bitt_txn_check(t, "x", 1, 0);
+    bitt_txn_set(t, "b", 1, "v", 1, 0, 0);
+    bitt_txn_sum(t, "c", 1, 1);
+    bitt_txn_delete(t, "a", 1);
+    FAULT_CALL(3, bitt_txn_commit(t, NULL));
+    bitt_txn_free(t);
+    e = NULL;
+    FAULT_CALL(4, bitt_kv_take(s, "b", 1, &e));
+    bitt_entry_free(e);
+    FAULT_CALL(5, bitt_kv_get_many(s, keys, lens, 2, &es));
+    bitt_entries_free(es);
+    es = NULL;
+    FAULT_CALL(6, bitt_kv_list(s, &o, &es));
+    bitt_entries_free(es);
+    bitt_clock_advance(s, 100000);
+    FAULT_CALL(7, bitt_kv_purge_expired(s, &removed));
+    FAULT_CALL(8, bitt_kv_delete(s, "c", 1));
+#undef FAULT_CALL
+    *hit = g_countdown == 0;
+    g_countdown = -1;
+
+    /* the store still works: a failed call left no transaction open, and
+     * the txn either fully happened or not at all */
+    assert_int_equal(bitt_kv_set(s, "z", 1, "z", 1, 0, 0, NULL), BITT_OK);
+    if (results[3] != BITT_OK) {
+        assert_int_equal(bitt_kv_get(s, "x", 1, &e), BITT_NOTFOUND);
+    }
+    bitt_store_close(s);
+}
+
+static void test_failed_allocations(void **state)
+{
+    (void)state;
+    char path[1200], url[1300];
+    fresh_path("faults.db", path, sizeof path);
+    snprintf(url, sizeof url, "sqlite:%s", path);
+    const char *urls[2] = {"sqlite::memory:", url};
+    for (int u = 0; u < 2; u++) {
+        long n;
+        for (n = 1; n < 20000; n++) {
+            int hit = 0;
+            fault_run(urls[u], n, &hit);
+            if (!hit)
+                break; /* every allocation of the sequence has failed once */
+        }
+        assert_true(n > 100);
+    }
+}
+
+/* ---- differential: sqlite against memory ------------------------------------ */
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t n)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (uint32_t)(g_rng % n);
+}
+
+typedef struct bkey {
+    const char *bytes;
+    size_t len;
+} bkey;
+
+static const bkey g_keys[] = {
+    {"", 0},  {"a", 1}, {"a\0", 2},  {"a\0b", 3},     {"ab", 2}, {"a_", 2},
+    {"b", 1}, {"%", 1}, {"\xff", 1}, {"\xff\xfe", 2}, {"ba", 2}, {"a\xff", 2},
+};
+enum { DKEYS = sizeof g_keys / sizeof *g_keys, DSTORES = 3 };
+
+static const bkey *rkey(void)
+{
+    return &g_keys[rnd(DKEYS)];
+}
+
+static void same_entry(const bitt_entry *a, const bitt_entry *b, const char *what, int step)
+{
+    if (!a || !b) {
+        if (a != b)
+            fail_msg("step %d %s: one store has an entry, the other not", step, what);
+        return;
+    }
+    size_t al, bl;
+    const uint8_t *ak = bitt_entry_key(a, &al), *bk = bitt_entry_key(b, &bl);
+    if (al != bl || memcmp(ak, bk, al))
+        fail_msg("step %d %s: keys differ", step, what);
+    ak = bitt_entry_value(a, &al);
+    bk = bitt_entry_value(b, &bl);
+    if (al != bl || memcmp(ak, bk, al) || ak[al] != 0 || bk[bl] != 0)
+        fail_msg("step %d %s: values differ", step, what);
+    if (bitt_entry_kind(a) != bitt_entry_kind(b) ||
+        bitt_entry_version(a) != bitt_entry_version(b) ||
+        bitt_entry_expires_at(a) != bitt_entry_expires_at(b))
+        fail_msg("step %d %s: kind/version/expiry differ: %d/%llu/%lld vs %d/%llu/%lld", step, what,
+                 bitt_entry_kind(a), (unsigned long long)bitt_entry_version(a),
+                 (long long)bitt_entry_expires_at(a), bitt_entry_kind(b),
+                 (unsigned long long)bitt_entry_version(b), (long long)bitt_entry_expires_at(b));
+}
+
+static void same_entries(bitt_entries *a, bitt_entries *b, const char *what, int step)
+{
+    if (!a || !b) {
+        if (a != b)
+            fail_msg("step %d %s: one list is missing", step, what);
+        return;
+    }
+    if (bitt_entries_count(a) != bitt_entries_count(b))
+        fail_msg("step %d %s: %zu entries vs %zu", step, what, bitt_entries_count(a),
+                 bitt_entries_count(b));
+    for (size_t i = 0; i < bitt_entries_count(a); i++)
+        same_entry(bitt_entries_at(a, i), bitt_entries_at(b, i), what, step);
+    const char *ca = bitt_entries_cursor(a), *cb = bitt_entries_cursor(b);
+    if ((ca == NULL) != (cb == NULL) || (ca && strcmp(ca, cb)))
+        fail_msg("step %d %s: cursors differ", step, what);
+}
+
+/* One random step on every store; every outcome must match store 0's. */
+static void diff_step(bitt_store **s, int step, char **cursor)
+{
+    int rc[DSTORES];
+    uint64_t ver[DSTORES] = {0};
+    int64_t val[DSTORES] = {0};
+    bitt_entry *e[DSTORES] = {0};
+    bitt_entries *es[DSTORES] = {0};
+    const char *what;
+    const bkey *k = rkey();
+    static const char *const values[] = {"",          "x",   "0", "-7", "12", "9223372036854775807",
+                                         "{\"a\":1}", "v\0v"};
+    uint32_t op = rnd(100);
+    const char *v = values[rnd(8)];
+    size_t vlen = v[0] == 'v' ? 3 : strlen(v);
+    int kind = rnd(3) == 0 ? BITT_KIND_COUNTER : BITT_KIND_BYTES;
+    int64_t ttl = rnd(3) == 0 ? (int64_t)rnd(50) + 1 : 0;
+    int64_t delta = rnd(10) == 0 ? INT64_MAX : (int64_t)rnd(21) - 10;
+    int64_t advance = rnd(40);
+
+    if (op < 15) {
+        what = "set";
+        for (int i = 0; i < DSTORES; i++)
+            rc[i] = bitt_kv_set(s[i], k->bytes, k->len, v, vlen, kind, ttl, &ver[i]);
+    } else if (op < 22) {
+        what = "add";
+        for (int i = 0; i < DSTORES; i++)
+            rc[i] = bitt_kv_add(s[i], k->bytes, k->len, v, vlen, kind, ttl, &ver[i]);
+    } else if (op < 28) {
+        what = "delete";
+        for (int i = 0; i < DSTORES; i++)
+            rc[i] = bitt_kv_delete(s[i], k->bytes, k->len);
+    } else if (op < 33) {
+        what = "take";
+        for (int i = 0; i < DSTORES; i++)
+            rc[i] = bitt_kv_take(s[i], k->bytes, k->len, &e[i]);
+    } else if (op < 45) {
+        what = "increment";
+        for (int i = 0; i < DSTORES; i++)
+            rc[i] = bitt_kv_increment(s[i], k->bytes, k->len, delta, ttl, &val[i], &ver[i]);
+    } else if (op < 60) {
+        what = "get";
+        for (int i = 0; i < DSTORES; i++)
+            rc[i] = bitt_kv_get(s[i], k->bytes, k->len, &e[i]);
+    } else if (op < 65) {
+        what = "get_many";
+        const void *keys[4];
+        size_t lens[4];
+        size_t n = rnd(5);
+        for (size_t j = 0; j < n; j++) {
+            const bkey *kk = rkey();
+            keys[j] = kk->bytes;
+            lens[j] = kk->len;
+        }
+        for (int i = 0; i < DSTORES; i++)
+            rc[i] = bitt_kv_get_many(s[i], keys, lens, n, &es[i]);
+    } else if (op < 78) {
+        what = "list";
+        bitt_list_options o = BITT_LIST_OPTIONS_INIT;
+        const bkey *a = rkey(), *b = rkey();
+        switch (rnd(4)) {
+        case 0:
+            o.prefix = a->bytes;
+            o.prefix_len = a->len;
+            break;
+        case 1:
+            o.start = a->bytes;
+            o.start_len = a->len;
+            break;
+        case 2:
+            o.start = a->bytes;
+            o.start_len = a->len;
+            o.end = b->bytes;
+            o.end_len = b->len;
+            break;
+        default: break;
+        }
+        o.limit = rnd(5);
+        o.reverse = (int)rnd(2);
+        if (cursor[0] && rnd(3) == 0)
+            o.cursor = cursor[0]; /* maybe from another selector: same answer wanted */
+        for (int i = 0; i < DSTORES; i++) {
+            rc[i] = bitt_kv_list(s[i], &o, &es[i]);
+        }
+        if (rc[0] == BITT_OK && bitt_entries_cursor(es[0])) {
+            free(cursor[0]);
+            cursor[0] = strdup(bitt_entries_cursor(es[0]));
+        }
+    } else if (op < 90) {
+        what = "txn";
+        bitt_txn *t[DSTORES];
+        for (int i = 0; i < DSTORES; i++)
+            assert_int_equal(bitt_txn_begin(s[i], &t[i]), BITT_OK);
+        uint32_t nops = rnd(5);
+        for (uint32_t j = 0; j < nops; j++) {
+            const bkey *kk = rkey();
+            uint32_t type = rnd(4);
+            uint64_t cv = 0;
+            if (type == 0 && rnd(2)) {
+                bitt_entry *cur;
+                if (bitt_kv_get(s[0], kk->bytes, kk->len, &cur) == BITT_OK) {
+                    cv = bitt_entry_version(cur) + (rnd(4) == 0);
+                    bitt_entry_free(cur);
+                }
+            }
+            int arc[DSTORES];
+            for (int i = 0; i < DSTORES; i++) {
+                switch (type) {
+                case 0: arc[i] = bitt_txn_check(t[i], kk->bytes, kk->len, cv); break;
+                case 1: /* may be refused (a counter kind with a non-counter value) */
+                    arc[i] = bitt_txn_set(t[i], kk->bytes, kk->len, v, vlen, kind, ttl);
+                    break;
+                case 2: arc[i] = bitt_txn_delete(t[i], kk->bytes, kk->len); break;
+                default: arc[i] = bitt_txn_sum(t[i], kk->bytes, kk->len, delta); break;
+                }
+                if (arc[i] != arc[0])
+                    fail_msg("step %d txn action %u: status %d vs %d", step, j, arc[i], arc[0]);
+            }
+        }
+        for (int i = 0; i < DSTORES; i++) {
+            rc[i] = bitt_txn_commit(t[i], &ver[i]);
+            bitt_txn_free(t[i]);
+        }
+    } else if (op < 97) {
+        what = "advance";
+        for (int i = 0; i < DSTORES; i++)
+            rc[i] = bitt_clock_advance(s[i], advance);
+    } else {
+        what = "purge";
+        for (int i = 0; i < DSTORES; i++) {
+            uint64_t removed = 0;
+            rc[i] = bitt_kv_purge_expired(s[i], &removed);
+            val[i] = (int64_t)removed;
+        }
+    }
+
+    for (int i = 1; i < DSTORES; i++) {
+        if (rc[i] != rc[0])
+            fail_msg("step %d %s on store %d: status %d, memory gave %d (%s)", step, what, i, rc[i],
+                     rc[0], bitt_error_last());
+        if (rc[0] >= 0) {
+            if (ver[i] != ver[0] || val[i] != val[0])
+                fail_msg("step %d %s on store %d: version/value %llu/%lld, memory %llu/%lld", step,
+                         what, i, (unsigned long long)ver[i], (long long)val[i],
+                         (unsigned long long)ver[0], (long long)val[0]);
+            same_entry(e[0], e[i], what, step);
+            same_entries(es[0], es[i], what, step);
+        }
+    }
+    for (int i = 0; i < DSTORES; i++) {
+        bitt_entry_free(e[i]);
+        bitt_entries_free(es[i]);
+    }
+}
+
+static void test_differential(void **state)
+{
+    (void)state;
+    char path[1200], url[1300];
+    fresh_path("diff.db", path, sizeof path);
+    snprintf(url, sizeof url, "sqlite:%s?table_prefix=d_", path);
+    const char *urls[DSTORES] = {"memory:", "sqlite::memory:", url};
+    bitt_store *s[DSTORES];
+    for (int i = 0; i < DSTORES; i++) {
+        assert_int_equal(bitt_store_open(urls[i], &s[i]), BITT_OK);
+        assert_int_equal(bitt_clock_set_manual(s[i], 1000000), BITT_OK);
+    }
+    char *cursor[1] = {NULL};
+    for (int step = 0; step < 6000; step++)
+        diff_step(s, step, cursor);
+    free(cursor[0]);
+    for (int i = 0; i < DSTORES; i++)
+        bitt_store_close(s[i]);
+}
+
+int main(void)
+{
+    const char *tmp = getenv("BITT_TEST_TMP");
+    snprintf(g_dir, sizeof g_dir, "%s/sqlite_backend", tmp && *tmp ? tmp : "/tmp");
+    if (tmp && *tmp)
+        mkdir(tmp, 0777);
+    mkdir(g_dir, 0777);
+
+    /* Route SQLite's allocations through a wrapper that can fail on cue
+     * (before SQLite initialises, so every connection uses it). */
+    sqlite3_config(SQLITE_CONFIG_GETMALLOC, &g_mem);
+    sqlite3_mem_methods m = g_mem;
+    m.xMalloc = fail_malloc;
+    m.xRealloc = fail_realloc;
+    sqlite3_config(SQLITE_CONFIG_MALLOC, &m);
+
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_schema_refusals),
+        cmocka_unit_test(test_not_migrated),
+        cmocka_unit_test(test_persistence),
+        cmocka_unit_test(test_busy),
+        cmocka_unit_test(test_processes),
+        cmocka_unit_test(test_failed_allocations),
+        cmocka_unit_test(test_differential),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
