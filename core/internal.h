@@ -25,6 +25,18 @@ int bitt__fail(int code, const char *fmt, ...) BITT_PRINTF(2, 3);
 /* Clears the thread's last failure; called at the start of public calls. */
 void bitt__error_reset(void);
 
+/* The value of a hex digit, or -1. */
+static inline int bitt__hex_digit(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 /* ---- buffers (core/buf.c) ----------------------------------------------- */
 
 /* Makes room for `extra` more bytes plus a NUL; BITT_ENOMEM on failure. */

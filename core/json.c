@@ -46,17 +46,6 @@ static int is_digit(uint8_t c)
     return c >= '0' && c <= '9';
 }
 
-static int hex_value(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The error result for position i: offset + 1, where i == n means "ended
  * too early". */
 #define BAD(i) ((size_t)(i) + 1)
@@ -72,7 +61,7 @@ static size_t scan_hex4(const uint8_t *s, size_t n, size_t *pos, unsigned *out)
     for (int k = 0; k < 4; k++, i++) {
         if (i >= n)
             return BAD(n);
-        int h = hex_value(s[i]);
+        int h = bitt__hex_digit(s[i]);
         if (h < 0)
             return BAD(i);
         v = (v << 4) | (unsigned)h;
@@ -126,7 +115,7 @@ static size_t scan_string(const uint8_t *s, size_t n, size_t *pos)
         case 'u': break;
         default: return BAD(esc + 1);
         }
-        unsigned cp;
+        unsigned cp = 0;
         size_t rc = scan_hex4(s, n, &i, &cp);
         if (rc)
             return rc;

@@ -12,17 +12,6 @@
 
 #include "internal.h"
 
-static int hex_value(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decodes [s, s+n) into a new NUL-terminated string; a %00 or a bad
  * escape is refused, naming `what`. */
 static int decode(const char *s, size_t n, const char *what, char **out)
@@ -36,8 +25,8 @@ static int decode(const char *s, size_t n, const char *what, char **out)
             d[j++] = s[i];
             continue;
         }
-        int hi = i + 2 < n ? hex_value((unsigned char)s[i + 1]) : -1;
-        int lo = i + 2 < n ? hex_value((unsigned char)s[i + 2]) : -1;
+        int hi = i + 2 < n ? bitt__hex_digit((unsigned char)s[i + 1]) : -1;
+        int lo = i + 2 < n ? bitt__hex_digit((unsigned char)s[i + 2]) : -1;
         if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
             free(d);
             return bitt__fail(BITT_EURL, "store URL: bad percent-escape in %s", what);

@@ -30,12 +30,12 @@ static char g_dir[1024];
 static const char *fresh_path(const char *name, char *buf, size_t size)
 {
     snprintf(buf, size, "%s/%s", g_dir, name);
-    char side[1200];
-    unlink(buf);
-    snprintf(side, sizeof side, "%s-wal", buf);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", buf);
-    unlink(side);
+    static const char *const suffixes[] = {"", "-wal", "-shm"};
+    for (size_t i = 0; i < 3; i++) {
+        char side[1200];
+        if ((size_t)snprintf(side, sizeof side, "%s%s", buf, suffixes[i]) < sizeof side)
+            unlink(side);
+    }
     return buf;
 }
 

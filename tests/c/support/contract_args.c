@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "contract_impl.h"
+#include "internal.h"
 
 /* ---- names ------------------------------------------------------------------ */
 
@@ -115,8 +116,8 @@ static int number_text(ct_run *run, const js_value *v, const char *what, int *ne
 
 int ct_int64_of(ct_run *run, const js_value *v, const char *what, int64_t *out)
 {
-    int neg;
-    uint64_t mag;
+    int neg = 0;
+    uint64_t mag = 0;
     if (number_text(run, v, what, &neg, &mag))
         return -1;
     if (neg ? mag > (uint64_t)INT64_MAX + 1 : mag > (uint64_t)INT64_MAX)
@@ -127,7 +128,7 @@ int ct_int64_of(ct_run *run, const js_value *v, const char *what, int64_t *out)
 
 int ct_uint64_of(ct_run *run, const js_value *v, const char *what, uint64_t *out)
 {
-    int neg;
+    int neg = 0;
     if (number_text(run, v, what, &neg, out))
         return -1;
     if (neg && *out)
@@ -169,23 +170,12 @@ int ct_kind_of(ct_run *run, const js_value *v, int *out)
 
 /* ---- byte strings ---------------------------------------------------------------- */
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static int hex_of(ct_run *run, const js_value *v, ct_bytes *out)
 {
     if (!v || v->type != JS_STRING || v->len % 2)
         return ct_broken(run, "hex must be a string of an even number of hex digits");
     for (size_t i = 0; i < v->len; i += 2) {
-        int hi = hex_digit(v->str[i]), lo = hex_digit(v->str[i + 1]);
+        int hi = bitt__hex_digit((unsigned char)v->str[i]), lo = bitt__hex_digit((unsigned char)v->str[i + 1]);
         if (hi < 0 || lo < 0)
             return ct_broken(run, "bad hex digit in \"%s\"", v->str);
         uint8_t b = (uint8_t)(hi << 4 | lo);
