@@ -165,8 +165,16 @@ enum bitt_op_type {
     BITT_OP_CHECK = 1, /* key must be at version (0 = absent) */
     BITT_OP_SET = 2,   /* write value/kind with ttl_ms */
     BITT_OP_DELETE = 3,
-    BITT_OP_SUM = 4 /* add delta to a counter; a created key gets ttl_ms */
-    /* later modules append here: enqueue, outbox append, lease fence */
+    BITT_OP_SUM = 4, /* add delta to a counter; a created key gets ttl_ms */
+    /* enqueue on topic `name`: value/kind payload, delay_ms, max_attempts,
+     * dedup key in aux (NULL = none); result id (and deduped = 1 with the
+     * live message's id when the dedup key was taken) */
+    BITT_OP_ENQUEUE = 5,
+    /* lease `name` must be held by `owner` at epoch `version` and live;
+     * evaluated with the checks, failing with BITT_ELEASELOST */
+    BITT_OP_FENCE = 6,
+    /* append value/kind to outbox stream `name`; result id = its sequence */
+    BITT_OP_OUTBOX_APPEND = 7
 };
 
 typedef struct bitt_op {
@@ -180,11 +188,19 @@ typedef struct bitt_op {
     uint64_t version;
     int64_t delta;
     int want_old; /* DELETE: hand back the removed entry in `old` (take) */
+    const char *name;  /* ENQUEUE topic, FENCE lease, OUTBOX_APPEND stream */
+    const char *owner; /* FENCE */
+    const uint8_t *aux; /* ENQUEUE: dedup key, NULL = none */
+    size_t aux_len;
+    int64_t delay_ms;      /* ENQUEUE */
+    uint32_t max_attempts; /* ENQUEUE, >= 1 */
 
     /* results, set by the backend when the commit succeeds */
     int found;       /* DELETE: a live value was removed */
     bitt_entry *old; /* DELETE with want_old and found: owned by the engine */
     int64_t result;  /* SUM: the new value */
+    uint64_t id;     /* ENQUEUE: message id; OUTBOX_APPEND: sequence */
+    int deduped;     /* ENQUEUE: the dedup key was live, nothing enqueued */
 } bitt_op;
 
 typedef struct bitt_commit {
@@ -192,7 +208,7 @@ typedef struct bitt_commit {
     size_t count;
     bitt_time time;
     uint64_t version; /* out: the commit's versionstamp */
-    size_t failed;    /* out on BITT_ECONFLICT: index of the failed check */
+    size_t failed;    /* out on BITT_ECONFLICT / BITT_ELEASELOST: failed op */
 } bitt_commit;
 
 /* A list selection resolved by the engine: keys in [lo, hi), hi absent when
@@ -215,6 +231,119 @@ int bitt__check_ttl(int64_t ttl_ms);
 /* Runs a commit on the store: locks, calls the backend, sweeps expired rows
  * now and then. */
 int bitt__run_commit(bitt_store *store, bitt_op *ops, size_t count, uint64_t *version_out);
+
+/* ---- messages (core/message.c) ----------------------------------------- */
+
+struct bitt_message {
+    uint64_t id;
+    char *topic;
+    uint8_t *payload;
+    size_t payload_len;
+    int kind;
+    char *token;      /* NULL when none */
+    uint32_t attempts;
+    uint32_t max_attempts;
+    char *last_error; /* NULL when none */
+    int64_t created_at;
+    int64_t due_at;
+    int64_t failed_at;
+    int park_reason;
+};
+
+/* Copies every string and the payload of *fields into one allocation (the
+ * pointers of fields are only read). NULL on out of memory. */
+bitt_message *bitt__message_new(const bitt_message *fields);
+
+struct bitt_messages {
+    bitt_message **items;
+    size_t count;
+    size_t cap;
+};
+
+bitt_messages *bitt__messages_new(size_t capacity_hint);
+/* Appends msg, taking ownership; on failure frees it. */
+int bitt__messages_push(bitt_messages *list, bitt_message *msg);
+
+/* ---- queue rules shared by every backend (core/queue_rules.c) ---------- */
+
+#define BITT_TOKEN_LEN 32 /* hex characters of an ack token */
+/* A fresh random ack token: BITT_TOKEN_LEN hex characters and a NUL. */
+void bitt__token_new(char *out);
+
+typedef struct bitt_backoff {
+    int exponential; /* 1: base * 2^(attempt-1) capped at cap; 0: delays[] */
+    int64_t base;
+    int64_t cap;
+    int64_t delays[32]; /* by attempt, the last one repeats */
+    size_t delay_count;
+} bitt_backoff;
+
+/* The delay before retrying a message that has had `attempts` deliveries. */
+int64_t bitt__backoff_delay(const bitt_backoff *b, uint32_t attempts);
+/* Parses "D1,D2,..." or "exp:BASE:CAP"; BITT_EURL naming the option. */
+int bitt__backoff_parse(const char *text, bitt_backoff *out);
+
+/* The error a message dead-lettered by an expired last lease records. */
+#define BITT_LEASE_EXPIRED_ERROR "lease expired on the last attempt"
+
+/* ---- budgets and schedules: one arithmetic (core/budget.c, schedule.c) -- */
+
+typedef struct bitt_budget_params {
+    int64_t capacity; /* tokens, 1..2^31-1 */
+    int64_t refill;   /* tokens gained every period_ms, 1..2^31-1 */
+    int64_t period_ms;
+} bitt_budget_params;
+
+/* A bucket's stored state: level in units of 1/period_ms token. A bucket
+ * with exists == 0 starts full. */
+typedef struct bitt_budget_state {
+    int exists;
+    int64_t level;
+    int64_t updated_at;
+    int64_t period_ms; /* the period level is expressed in */
+} bitt_budget_state;
+
+/* Refills *state to now and takes n tokens: BITT_OK (state updated, to be
+ * stored) or BITT_DENIED with *wait_ms (state refilled but nothing taken;
+ * storing it is optional). */
+int bitt__budget_apply(bitt_budget_state *state, const bitt_budget_params *p, int64_t now,
+                       int64_t n, int64_t *wait_ms);
+
+/* The first next_run_at + k * interval (k >= 1) that is > now. */
+int64_t bitt__schedule_advance(int64_t next_run_at, int64_t interval_ms, int64_t now);
+
+struct bitt_schedule {
+    char *key;
+    int64_t interval_ms;
+    uint8_t *payload;
+    size_t payload_len;
+    int kind;
+    int64_t next_run_at;
+    int64_t occurrence;
+};
+
+/* One allocation holding key and payload copies; NULL on out of memory. */
+bitt_schedule *bitt__schedule_new(const char *key, int64_t interval_ms, const void *payload,
+                                  size_t payload_len, int kind, int64_t next_run_at,
+                                  int64_t occurrence);
+
+/* A growable array of schedules, as bitt_schedule_list returns it. */
+typedef struct bitt_schedule_array {
+    bitt_schedule **items;
+    size_t count;
+    size_t cap;
+} bitt_schedule_array;
+
+int bitt__schedule_array_push(bitt_schedule_array *a, bitt_schedule *s);
+
+/* ---- process-wide wake-ups for waits (core/notify.c) ------------------- */
+
+/* A counter bumped by every enqueue, nack, retry and publish in this
+ * process, so waits wake at once instead of at their next poll. */
+uint64_t bitt__notify_generation(void);
+void bitt__notify_all(void);
+/* Waits until the generation differs from seen, or max_ms passed. */
+void bitt__notify_wait(uint64_t seen, int64_t max_ms);
 
 /* ---- the backend interface ---------------------------------------------- */
 /*
@@ -248,9 +377,111 @@ typedef struct bitt_backend_ops {
     int (*commit)(bitt_backend *be, bitt_commit *c);
     /* Deletes expired rows; *removed gets how many. */
     int (*kv_purge)(bitt_backend *be, const bitt_time *t, uint64_t *removed);
+
+    /* ---- version 2: queue, leases, outbox, pubsub, budgets, schedules --
+     * Every queue call first dead-letters the topic's messages whose lease
+     * expired on their last attempt (failed_at = the lease's end,
+     * last_error = BITT_LEASE_EXPIRED_ERROR), in the same transaction. */
+
+    /* Leases up to limit claimable messages (state pending or processing,
+     * due_at <= now) in (due_at, id) order: attempts + 1, a new token,
+     * due_at = now + lease_ms. An expired lease whose attempts are used up
+     * is dead-lettered instead and not counted. */
+    int (*queue_claim)(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
+                       int64_t lease_ms, bitt_messages *out);
+    /* ack / nack / extend need a processing message of topic with this id
+     * and token whose lease is live (due_at > now): BITT_ETOKEN otherwise.
+     * ack deletes it. nack records error (NULL = none) and, if attempts <
+     * max_attempts, makes it pending at now + delay_ms (delay_ms < 0:
+     * bitt__backoff_delay(backoff, attempts)); otherwise dead (failed_at =
+     * now). extend sets due_at = now + lease_ms. */
+    int (*queue_ack)(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                     const char *token);
+    int (*queue_nack)(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                      const char *token, const char *error, int64_t delay_ms,
+                      const bitt_backoff *backoff);
+    int (*queue_extend)(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                        const char *token, int64_t lease_ms);
+    int (*queue_dead_list)(bitt_backend *be, const bitt_time *t, const char *topic,
+                           uint64_t after_id, size_t limit, bitt_messages *out);
+    /* id 0 = every dead message of topic. retry: pending at now, attempts
+     * 0, error and failed_at cleared. */
+    int (*queue_dead_retry)(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                            uint64_t *count);
+    int (*queue_dead_delete)(bitt_backend *be, const bitt_time *t, const char *topic,
+                             uint64_t id, uint64_t *count);
+    int (*queue_stats)(bitt_backend *be, const bitt_time *t, const char *topic,
+                       bitt_queue_stats *out);
+
+    /* Leases: live iff an owner is set and now < expires_at. acquire: OK
+     * with epoch + 1 when free or expired, BITT_EXISTS otherwise. renew and
+     * release: BITT_ELEASELOST unless owner and epoch match a live lease;
+     * release clears the owner and keeps the epoch. get: BITT_NOTFOUND
+     * unless live. */
+    int (*lease_acquire)(bitt_backend *be, const bitt_time *t, const char *name,
+                         const char *owner, int64_t ttl_ms, uint64_t *epoch,
+                         int64_t *expires_at);
+    int (*lease_renew)(bitt_backend *be, const bitt_time *t, const char *name, const char *owner,
+                       uint64_t epoch, int64_t ttl_ms, int64_t *expires_at);
+    int (*lease_release)(bitt_backend *be, const bitt_time *t, const char *name,
+                         const char *owner, uint64_t epoch);
+    int (*lease_get)(bitt_backend *be, const bitt_time *t, const char *name, bitt_buf *owner,
+                     uint64_t *epoch, int64_t *expires_at);
+
+    /* Outbox: events are pending or parked; seqs increase per stream. */
+    int (*outbox_pending)(bitt_backend *be, const bitt_time *t, const char *stream,
+                          size_t limit, bitt_messages *out);
+    int (*outbox_ack)(bitt_backend *be, const bitt_time *t, const char *stream,
+                      const uint64_t *seqs, size_t count, uint64_t *acked);
+    /* BITT_NOTFOUND when seq is not pending. */
+    int (*outbox_fail)(bitt_backend *be, const bitt_time *t, const char *stream, uint64_t seq,
+                       const char *error, int64_t next_attempt_at);
+    int (*outbox_park)(bitt_backend *be, const bitt_time *t, const char *stream, uint64_t seq,
+                       int reason, const char *error);
+    /* reason 0 = any. */
+    int (*outbox_parked)(bitt_backend *be, const bitt_time *t, const char *stream, int reason,
+                         size_t limit, bitt_messages *out);
+    /* count 0 = every parked event of the stream. */
+    int (*outbox_retry)(bitt_backend *be, const bitt_time *t, const char *stream,
+                        const uint64_t *seqs, size_t count, uint64_t *moved);
+    int (*outbox_discard)(bitt_backend *be, const bitt_time *t, const char *stream,
+                          const uint64_t *seqs, size_t count, uint64_t *deleted);
+    int (*outbox_counts)(bitt_backend *be, const bitt_time *t, const char *stream,
+                         uint64_t *pending, uint64_t *parked);
+
+    /* Publish/subscribe over a log with store-wide increasing ids, kept
+     * retention_ms (older entries are deleted by publish). */
+    int (*pubsub_publish)(bitt_backend *be, const bitt_time *t, const char *channel,
+                          const uint8_t *data, size_t len, int64_t retention_ms);
+    /* The highest id published so far (0 when none). */
+    int (*pubsub_head)(bitt_backend *be, const bitt_time *t, uint64_t *last_id);
+    /* Messages of channel with id > after_id, in id order, at most limit. */
+    int (*pubsub_fetch)(bitt_backend *be, const bitt_time *t, const char *channel,
+                        uint64_t after_id, size_t limit, bitt_messages *out);
+
+    /* Loads the bucket, calls bitt__budget_apply, stores the new state when
+     * tokens were taken; all in one transaction. */
+    int (*budget_take)(bitt_backend *be, const bitt_time *t, const char *name,
+                       const bitt_budget_params *p, int64_t n, int64_t *wait_ms);
+
+    /* Schedules. upsert: see bitt_schedule_upsert (first_run_at already
+     * resolved by the engine: 0 never reaches the backend). claim: the due
+     * schedule (next_run_at <= now) with the smallest (next_run_at, key)
+     * among keys starting with prefix ("" = all); next_run_at becomes
+     * bitt__schedule_advance(...); *out carries the occurrence claimed and
+     * the new next_run_at. BITT_NOTFOUND when none is due. */
+    int (*schedule_upsert)(bitt_backend *be, const bitt_time *t, const char *key,
+                           int64_t interval_ms, const uint8_t *payload, size_t len, int kind,
+                           int64_t first_run_at);
+    int (*schedule_claim)(bitt_backend *be, const bitt_time *t, const char *prefix,
+                          bitt_schedule **out);
+    int (*schedule_get)(bitt_backend *be, const bitt_time *t, const char *key,
+                        bitt_schedule **out);
+    int (*schedule_list)(bitt_backend *be, const bitt_time *t, bitt_schedule_array *out);
+    int (*schedule_delete)(bitt_backend *be, const bitt_time *t, const char *key);
 } bitt_backend_ops;
 
-#define BITT_BACKEND_OPS_VERSION 1
+#define BITT_BACKEND_OPS_VERSION 2
 
 extern const bitt_backend_ops bitt__memory_backend;
 extern const bitt_backend_ops bitt__sqlite_backend;
@@ -265,7 +496,15 @@ struct bitt_store {
     int manual_clock;
     int64_t manual_now;
     int64_t next_purge; /* when a write next sweeps expired rows */
+    int64_t queue_lease_ms;
+    bitt_backoff backoff;
+    int64_t pubsub_retention_ms;
 };
+
+/* Checks a name (topic, lease, owner, stream, channel, bucket, schedule
+ * key): NUL-terminated UTF-8, 1..BITT_NAME_MAX bytes. `what` names it in
+ * the message. */
+int bitt__check_name(const char *name, const char *what);
 
 /* Locks the store and reads its clock. */
 void bitt__store_enter(bitt_store *store, bitt_time *t);

@@ -48,15 +48,15 @@ extern "C" {
 #endif
 
 #define BITT_VERSION_MAJOR 0
-#define BITT_VERSION_MINOR 1
+#define BITT_VERSION_MINOR 2
 #define BITT_VERSION_PATCH 0
-#define BITT_VERSION_STRING "0.1.0"
+#define BITT_VERSION_STRING "0.2.0"
 /* MAJOR * 1000000 + MINOR * 1000 + PATCH: compare the header you built with
  * against bitt_version_number() of the library you loaded. */
 #define BITT_VERSION_NUMBER \
     (BITT_VERSION_MAJOR * 1000000 + BITT_VERSION_MINOR * 1000 + BITT_VERSION_PATCH)
 
-/* The loaded library's version, a static string such as "0.1.0". */
+/* The loaded library's version, a static string such as "0.2.0". */
 BITT_API const char *bitt_version(void);
 /* The loaded library's BITT_VERSION_NUMBER. */
 BITT_API int bitt_version_number(void);
@@ -66,6 +66,7 @@ BITT_API int bitt_version_number(void);
 #define BITT_OK 0
 #define BITT_NOTFOUND 1 /* the key (or item) is absent or expired: not an error */
 #define BITT_EXISTS 2   /* add: the key is already present: not an error */
+#define BITT_DENIED 3   /* a budget has too few tokens now: not an error */
 
 #define BITT_EINVAL (-1)       /* an argument is malformed or out of range */
 #define BITT_ENOMEM (-2)       /* an allocation failed */
@@ -80,6 +81,8 @@ BITT_API int bitt_version_number(void);
 #define BITT_ECURSOR (-11)     /* a list cursor is malformed or from another selector */
 #define BITT_EUSAGE (-12)      /* a call out of order (a txn committed twice, ...) */
 #define BITT_EUNSUPPORTED (-13) /* the backend cannot do this */
+#define BITT_ETOKEN (-14)     /* an ack token is stale: its lease ended or moved on */
+#define BITT_ELEASELOST (-15) /* the caller does not hold the lease (owner/epoch) */
 
 /* A static, never-NULL description of a status code ("conflict", ...). */
 BITT_API const char *bitt_strerror(int status);
@@ -321,6 +324,295 @@ BITT_API int bitt_txn_sum(bitt_txn *txn, const void *key, size_t key_len, int64_
  * failed, or another error; nothing is written unless BITT_OK. */
 BITT_API int bitt_txn_commit(bitt_txn *txn, uint64_t *version_out);
 BITT_API void bitt_txn_free(bitt_txn *txn);
+
+/* ---- names ---------------------------------------------------------------- */
+/*
+ * Topics, lease names, owners, outbox streams, channels, budgets and
+ * schedule keys are names: NUL-terminated UTF-8, 1 to 255 bytes. Anything
+ * else is refused with BITT_EINVAL.
+ */
+#define BITT_NAME_MAX 255
+
+/* ---- messages: queue messages, outbox events, published messages --------- */
+/*
+ * One read-only record type serves the queue, the outbox and
+ * publish/subscribe; a field a module does not use reads as 0 or NULL.
+ */
+typedef struct bitt_message bitt_message;
+
+/* Queue: the message id. Outbox: the event's sequence number in its stream.
+ * Publish/subscribe: the message's position in the store's log. */
+BITT_API uint64_t bitt_message_id(const bitt_message *msg);
+/* The topic, stream or channel (borrowed, NUL-terminated). */
+BITT_API const char *bitt_message_topic(const bitt_message *msg);
+BITT_API const uint8_t *bitt_message_payload(const bitt_message *msg, size_t *len);
+BITT_API int bitt_message_kind(const bitt_message *msg);
+/* Queue: the ack token of this delivery (borrowed), NULL elsewhere. */
+BITT_API const char *bitt_message_token(const bitt_message *msg);
+/* Deliveries so far (queue) or failed attempts recorded (outbox). */
+BITT_API uint32_t bitt_message_attempts(const bitt_message *msg);
+BITT_API uint32_t bitt_message_max_attempts(const bitt_message *msg);
+/* The error of the previous attempt (borrowed), or NULL. */
+BITT_API const char *bitt_message_last_error(const bitt_message *msg);
+/* When it was enqueued, appended or published (ms, store clock). */
+BITT_API int64_t bitt_message_created_at(const bitt_message *msg);
+/* Queue: when this delivery's lease ends. Outbox: the next attempt time
+ * recorded by bitt_outbox_fail (0 = none). */
+BITT_API int64_t bitt_message_due_at(const bitt_message *msg);
+/* Dead letters: when the message died. Parked events: when parked. */
+BITT_API int64_t bitt_message_failed_at(const bitt_message *msg);
+/* Parked events: BITT_PARK_POISON or BITT_PARK_INVALID; 0 elsewhere. */
+BITT_API int bitt_message_park_reason(const bitt_message *msg);
+BITT_API void bitt_message_free(bitt_message *msg);
+
+typedef struct bitt_messages bitt_messages;
+
+BITT_API size_t bitt_messages_count(const bitt_messages *list);
+/* The i-th message, borrowed until bitt_messages_free(); NULL out of range. */
+BITT_API const bitt_message *bitt_messages_at(const bitt_messages *list, size_t i);
+BITT_API void bitt_messages_free(bitt_messages *list);
+
+/* ---- queue ---------------------------------------------------------------- */
+/*
+ * A message is pending (claimable), delayed (claimable from a later time),
+ * processing (leased to one consumer, with an ack token), or dead. dequeue
+ * hands out the messages that have been claimable longest: pending since
+ * enqueue, delayed since their time came, expired leases since they expired,
+ * so new work cannot starve retries. Each delivery counts as an attempt and
+ * carries a fresh token; ack, nack and extend need the current token of a
+ * live lease (BITT_ETOKEN otherwise, and nothing changes). A nack, or a
+ * lease that runs out, retries after the backoff; once max_attempts
+ * deliveries are used up the message is dead-lettered instead.
+ *
+ * Store URL options: queue_lease=MS (default lease, 30000),
+ * queue_backoff=D1,D2,...  (delays in ms by attempt, the last one repeats)
+ * or queue_backoff=exp:BASE:CAP (BASE * 2^(attempt-1), at most CAP;
+ * default exp:1000:300000).
+ */
+#define BITT_DEQUEUE_MAX 1000
+#define BITT_MAX_ATTEMPTS_DEFAULT 3
+
+typedef struct bitt_enqueue_options {
+    unsigned int version;  /* BITT_ENQUEUE_OPTIONS_VERSION */
+    int64_t delay_ms;      /* claimable from now + delay_ms (>= 0) */
+    uint32_t max_attempts; /* deliveries before dead-lettering; 0 = default 3 */
+    /* At most one live (pending, delayed or processing) message per
+     * deduplication key and topic; NULL = none. */
+    const void *dedup_key;
+    size_t dedup_key_len;
+} bitt_enqueue_options;
+
+#define BITT_ENQUEUE_OPTIONS_VERSION 1
+#define BITT_ENQUEUE_OPTIONS_INIT {BITT_ENQUEUE_OPTIONS_VERSION, 0, 0, NULL, 0}
+BITT_API int bitt_enqueue_options_init(bitt_enqueue_options *opts, unsigned int version);
+
+/* Enqueues payload on topic; opts may be NULL. BITT_OK with the new id, or
+ * BITT_EXISTS with the id of the live message holding the dedup key. */
+BITT_API int bitt_queue_enqueue(bitt_store *store, const char *topic, const void *payload,
+                                size_t payload_len, int kind, const bitt_enqueue_options *opts,
+                                uint64_t *id_out);
+
+typedef struct bitt_dequeue_options {
+    unsigned int version; /* BITT_DEQUEUE_OPTIONS_VERSION */
+    uint32_t limit;       /* 1..BITT_DEQUEUE_MAX; 0 = 1 */
+    int64_t lease_ms;     /* lease of each message; 0 = the store's queue_lease */
+    /* Wait up to this long (ms) for a first message when none is claimable;
+     * an enqueue in this process wakes the wait at once, other processes'
+     * work is seen within 50 ms. 0 = return at once. */
+    int64_t wait_ms;
+} bitt_dequeue_options;
+
+#define BITT_DEQUEUE_OPTIONS_VERSION 1
+#define BITT_DEQUEUE_OPTIONS_INIT {BITT_DEQUEUE_OPTIONS_VERSION, 0, 0, 0}
+BITT_API int bitt_dequeue_options_init(bitt_dequeue_options *opts, unsigned int version);
+
+/* Leases up to limit messages of topic; *out may hold none. The store's
+ * mutex is not held while waiting. */
+BITT_API int bitt_queue_dequeue(bitt_store *store, const char *topic,
+                                const bitt_dequeue_options *opts, bitt_messages **out);
+/* Finishes a delivery: the message is deleted. */
+BITT_API int bitt_queue_ack(bitt_store *store, const char *topic, uint64_t id, const char *token);
+/* Gives a delivery back after a failure, recording error (may be NULL).
+ * delay_ms < 0 uses the backoff; >= 0 retries after that many ms. On the
+ * last attempt the message is dead-lettered instead. */
+BITT_API int bitt_queue_nack(bitt_store *store, const char *topic, uint64_t id, const char *token,
+                             const char *error, int64_t delay_ms);
+/* The lease now ends lease_ms from now (0 hands the message back now). */
+BITT_API int bitt_queue_extend(bitt_store *store, const char *topic, uint64_t id,
+                               const char *token, int64_t lease_ms);
+
+/* Dead letters of topic in id order, after after_id, at most limit (0 =
+ * 100, at most 1000). */
+BITT_API int bitt_queue_dead_list(bitt_store *store, const char *topic, uint64_t after_id,
+                                  uint32_t limit, bitt_messages **out);
+/* Puts dead message id back (id 0: every dead message of topic) with its
+ * attempts reset; *count_out gets how many. */
+BITT_API int bitt_queue_dead_retry(bitt_store *store, const char *topic, uint64_t id,
+                                   uint64_t *count_out);
+/* Deletes dead message id (0: all of topic); *count_out gets how many. */
+BITT_API int bitt_queue_dead_delete(bitt_store *store, const char *topic, uint64_t id,
+                                    uint64_t *count_out);
+
+typedef struct bitt_queue_stats {
+    unsigned int version; /* set by the caller: BITT_QUEUE_STATS_VERSION */
+    uint64_t pending;     /* claimable now (incl. expired leases) */
+    uint64_t delayed;     /* claimable later */
+    uint64_t processing;  /* under a live lease */
+    uint64_t dead;
+    int64_t oldest_pending_at; /* since when the oldest claimable one waits, 0 = none */
+} bitt_queue_stats;
+
+#define BITT_QUEUE_STATS_VERSION 1
+BITT_API int bitt_queue_stats_get(bitt_store *store, const char *topic, bitt_queue_stats *out);
+
+/* Enqueue inside an atomic commit (opts may be NULL). A dedup key that is
+ * already live makes this enqueue a no-op; the commit still succeeds. */
+BITT_API int bitt_txn_enqueue(bitt_txn *txn, const char *topic, const void *payload,
+                              size_t payload_len, int kind, const bitt_enqueue_options *opts);
+
+/* ---- leases --------------------------------------------------------------- */
+/*
+ * A lease is a named lock with an owner, an expiry and an epoch. acquire
+ * succeeds only when the lease is free or expired, and every acquisition
+ * increments the epoch, so epochs are unique and increasing per name: a
+ * fencing token. renew and release need the current owner and epoch of a
+ * live lease (BITT_ELEASELOST otherwise).
+ */
+/* BITT_OK with the new epoch and expiry, or BITT_EXISTS while another
+ * acquisition is live (also one by the same owner). */
+BITT_API int bitt_lease_acquire(bitt_store *store, const char *name, const char *owner,
+                                int64_t ttl_ms, uint64_t *epoch_out, int64_t *expires_at_out);
+BITT_API int bitt_lease_renew(bitt_store *store, const char *name, const char *owner,
+                              uint64_t epoch, int64_t ttl_ms, int64_t *expires_at_out);
+BITT_API int bitt_lease_release(bitt_store *store, const char *name, const char *owner,
+                                uint64_t epoch);
+/* The live holder: BITT_OK with owner (into owner_out, reset first), epoch
+ * and expiry, or BITT_NOTFOUND when free or expired. Outputs may be NULL. */
+BITT_API int bitt_lease_get(bitt_store *store, const char *name, bitt_buf *owner_out,
+                            uint64_t *epoch_out, int64_t *expires_at_out);
+/* Fences a commit: it succeeds only if owner holds lease name at epoch and
+ * the lease is live when it commits; otherwise BITT_ELEASELOST and nothing
+ * is written. */
+BITT_API int bitt_txn_fence(bitt_txn *txn, const char *name, const char *owner, uint64_t epoch);
+
+/* ---- outbox --------------------------------------------------------------- */
+/*
+ * Per stream, an ordered log of events committed with the state they
+ * belong to. Sequence numbers increase per stream in commit order. A
+ * dispatcher reads pending events in sequence order (whatever their next
+ * attempt time: it decides eligibility, so per-stream order holds) and acks
+ * them; it never skips an event, since pending is "not yet acked", never
+ * "after the last one seen".
+ */
+#define BITT_PARK_POISON 1  /* the handler keeps failing on it */
+#define BITT_PARK_INVALID 2 /* it can never be handled as it is */
+
+/* Appends inside an atomic commit; the sequence number is assigned when it
+ * commits. */
+BITT_API int bitt_txn_outbox_append(bitt_txn *txn, const char *stream, const void *event,
+                                    size_t event_len, int kind);
+/* Appends on its own (a commit of one append); *seq_out optional. */
+BITT_API int bitt_outbox_append(bitt_store *store, const char *stream, const void *event,
+                                size_t event_len, int kind, uint64_t *seq_out);
+/* Pending events in sequence order, at most limit (0 = 100, max 1000). */
+BITT_API int bitt_outbox_pending(bitt_store *store, const char *stream, uint32_t limit,
+                                 bitt_messages **out);
+/* Acks (deletes) pending events by sequence number; *acked_out counts the
+ * ones that were pending. At most 1000 at once. */
+BITT_API int bitt_outbox_ack(bitt_store *store, const char *stream, const uint64_t *seqs,
+                             size_t count, uint64_t *acked_out);
+/* Records a failed attempt of a pending event: attempts + 1, its error, and
+ * the next attempt time (0 = none). BITT_NOTFOUND if not pending. */
+BITT_API int bitt_outbox_fail(bitt_store *store, const char *stream, uint64_t seq,
+                              const char *error, int64_t next_attempt_at);
+/* Moves a pending event to the parked list with a reason and error. */
+BITT_API int bitt_outbox_park(bitt_store *store, const char *stream, uint64_t seq, int reason,
+                              const char *error);
+/* Parked events in sequence order; reason 0 = any. */
+BITT_API int bitt_outbox_parked(bitt_store *store, const char *stream, int reason,
+                                uint32_t limit, bitt_messages **out);
+/* Puts parked events back to pending with their sequence number and zero
+ * attempts; count 0 with seqs NULL = all of the stream. */
+BITT_API int bitt_outbox_retry(bitt_store *store, const char *stream, const uint64_t *seqs,
+                               size_t count, uint64_t *moved_out);
+/* Deletes parked events; count 0 with seqs NULL = all of the stream. */
+BITT_API int bitt_outbox_discard(bitt_store *store, const char *stream, const uint64_t *seqs,
+                                 size_t count, uint64_t *deleted_out);
+BITT_API int bitt_outbox_counts(bitt_store *store, const char *stream, uint64_t *pending_out,
+                                uint64_t *parked_out);
+
+/* ---- publish/subscribe ---------------------------------------------------- */
+/*
+ * A message reaches every subscription of its channel that was open when
+ * it was published, at most once, in the order one process published. A
+ * message published while nobody listens is lost. memory: reaches the
+ * subscriptions of the same store; sqlite: every process sharing the file,
+ * within about 50 ms (subscriptions poll), and at once in the same process.
+ * Messages are kept for pubsub_retention ms (URL option, default 60000) for
+ * slow subscribers; one slower than that misses messages.
+ */
+typedef struct bitt_sub bitt_sub;
+
+BITT_API int bitt_pubsub_publish(bitt_store *store, const char *channel, const void *data,
+                                 size_t len);
+/* Opens a subscription on channel; close it with bitt_pubsub_close() before
+ * closing the store. */
+BITT_API int bitt_pubsub_subscribe(bitt_store *store, const char *channel, bitt_sub **out);
+/* The next message: BITT_OK with *out (free with bitt_message_free), or
+ * BITT_NOTFOUND when none came within timeout_ms (0 = do not wait). */
+BITT_API int bitt_pubsub_next(bitt_sub *sub, int64_t timeout_ms, bitt_message **out);
+BITT_API void bitt_pubsub_close(bitt_sub *sub);
+
+/* ---- budgets -------------------------------------------------------------- */
+/*
+ * A token bucket shared by every process of the store: it holds up to
+ * capacity tokens and gains refill tokens every period_ms, continuously,
+ * in integer arithmetic (units of 1/period_ms token), so every backend and
+ * binding computes the same answer. A new bucket starts full.
+ */
+/* Takes n tokens: BITT_OK when taken, or BITT_DENIED with *wait_ms_out =
+ * how long until n tokens will be there (nothing is taken). n > capacity
+ * is BITT_EINVAL. capacity, refill, period_ms in 1..2^31-1; n in
+ * 1..capacity. */
+BITT_API int bitt_budget_take(bitt_store *store, const char *name, int64_t capacity,
+                              int64_t refill, int64_t period_ms, int64_t n,
+                              int64_t *wait_ms_out);
+
+/* ---- schedules ------------------------------------------------------------ */
+/*
+ * Interval schedules, claimed once per occurrence across every process.
+ */
+typedef struct bitt_schedule bitt_schedule;
+
+BITT_API const char *bitt_schedule_key(const bitt_schedule *s);
+BITT_API int64_t bitt_schedule_interval(const bitt_schedule *s);
+BITT_API const uint8_t *bitt_schedule_payload(const bitt_schedule *s, size_t *len);
+BITT_API int bitt_schedule_kind(const bitt_schedule *s);
+/* The next occurrence not yet claimed. */
+BITT_API int64_t bitt_schedule_next_run_at(const bitt_schedule *s);
+/* After bitt_schedule_claim: the occurrence this claim is for; 0 otherwise. */
+BITT_API int64_t bitt_schedule_occurrence(const bitt_schedule *s);
+BITT_API void bitt_schedule_free(bitt_schedule *s);
+
+/* Creates or updates the schedule key with interval_ms (>= 1) and payload.
+ * A new schedule, or one whose interval changes, next runs at first_run_at
+ * (0 = now + interval_ms); an unchanged interval keeps the next run time,
+ * so a redeploy keeps the cadence. */
+BITT_API int bitt_schedule_upsert(bitt_store *store, const char *key, int64_t interval_ms,
+                                  const void *payload, size_t payload_len, int kind,
+                                  int64_t first_run_at);
+/* Claims the due schedule (next run <= now) whose next run is earliest,
+ * among keys starting with prefix (NULL or "" = all), and advances its next
+ * run past now in the same transaction: BITT_OK with *out carrying the
+ * occurrence, or BITT_NOTFOUND when none is due. */
+BITT_API int bitt_schedule_claim(bitt_store *store, const char *prefix, bitt_schedule **out);
+/* Every schedule, in key order: *out is an array of *count_out schedules
+ * freed with bitt_schedule_list_free(). */
+BITT_API int bitt_schedule_list(bitt_store *store, bitt_schedule ***out, size_t *count_out);
+BITT_API void bitt_schedule_list_free(bitt_schedule **list, size_t count);
+BITT_API int bitt_schedule_get(bitt_store *store, const char *key, bitt_schedule **out);
+/* BITT_OK when deleted, BITT_NOTFOUND when there was none. */
+BITT_API int bitt_schedule_delete(bitt_store *store, const char *key);
 
 #ifdef __cplusplus
 }
