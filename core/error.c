@@ -13,6 +13,7 @@ const char *bitt_strerror(int status)
     case BITT_OK: return "ok";
     case BITT_NOTFOUND: return "not found";
     case BITT_EXISTS: return "already exists";
+    case BITT_DENIED: return "denied: not enough budget";
     case BITT_EINVAL: return "invalid argument";
     case BITT_ENOMEM: return "out of memory";
     case BITT_ETOOLARGE: return "too large";
@@ -26,6 +27,8 @@ const char *bitt_strerror(int status)
     case BITT_ECURSOR: return "invalid cursor";
     case BITT_EUSAGE: return "call out of order";
     case BITT_EUNSUPPORTED: return "not supported by this backend";
+    case BITT_ETOKEN: return "stale ack token";
+    case BITT_ELEASELOST: return "lease lost";
     default: return "unknown status";
     }
 }

@@ -501,6 +501,20 @@ struct bitt_store {
     int64_t pubsub_retention_ms;
 };
 
+/* Longest delay, lease, TTL or interval the modules accept (~35 years), so
+ * that now + duration never overflows. */
+#define BITT_MAX_DURATION_MS ((int64_t)1 << 40)
+/* BITT_EINVAL unless min <= ms <= BITT_MAX_DURATION_MS. */
+int bitt__check_duration(int64_t ms, int64_t min, const char *what);
+/* A monotonic clock in ms, for how long a wait has run. */
+int64_t bitt__monotonic_ms(void);
+/* BITT_EUNSUPPORTED naming the backend and the call. */
+int bitt__unsupported(const bitt_store *store, const char *what);
+/* Resolves enqueue options (NULL = defaults) into op; BITT_EINVAL for a
+ * bad version, delay or dedup key. */
+int bitt__enqueue_op(const bitt_store *store, const char *topic, const void *payload,
+                     size_t payload_len, int kind, const bitt_enqueue_options *opts, bitt_op *op);
+
 /* Checks a name (topic, lease, owner, stream, channel, bucket, schedule
  * key): NUL-terminated UTF-8, 1..BITT_NAME_MAX bytes. `what` names it in
  * the message. */

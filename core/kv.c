@@ -55,9 +55,17 @@ int bitt__run_commit(bitt_store *store, bitt_op *ops, size_t count, uint64_t *ve
         bitt__error_reset();
     }
     bitt__store_leave(store);
-    if (rc == BITT_OK && version_out)
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < count; i++) {
+        if (ops[i].type == BITT_OP_ENQUEUE && !ops[i].deduped) {
+            bitt__notify_all(); /* wake this process's waiting consumers */
+            break;
+        }
+    }
+    if (version_out)
         *version_out = c.version;
-    return rc;
+    return BITT_OK;
 }
 
 static int check_store(const bitt_store *store)

@@ -18,6 +18,24 @@ static const bitt_backend_ops *find_backend(const char *scheme)
 }
 
 /* Reads the options every backend shares. */
+#define DEFAULT_QUEUE_BACKOFF "exp:1000:300000"
+#define DEFAULT_QUEUE_LEASE_MS 30000
+#define DEFAULT_PUBSUB_RETENTION_MS 60000
+
+/* Reads the options of the queue and pubsub modules into the store. */
+static int read_module_options(bitt_url *url, bitt_store *store)
+{
+    const char *backoff = bitt__url_param(url, "queue_backoff");
+    int rc = bitt__backoff_parse(backoff ? backoff : DEFAULT_QUEUE_BACKOFF, &store->backoff);
+    if (!rc)
+        rc = bitt__url_param_int(url, "queue_lease", 1, BITT_MAX_DURATION_MS, DEFAULT_QUEUE_LEASE_MS,
+                                 &store->queue_lease_ms);
+    if (!rc)
+        rc = bitt__url_param_int(url, "pubsub_retention", 1, BITT_MAX_DURATION_MS,
+                                 DEFAULT_PUBSUB_RETENTION_MS, &store->pubsub_retention_ms);
+    return rc;
+}
+
 static int read_common_options(bitt_url *url, bitt_limits *limits, int *auto_migrate)
 {
     int64_t key_max, value_max, migrate;
@@ -73,7 +91,9 @@ int bitt_store_open(const char *url_text, bitt_store **out)
         }
     }
     if (!rc) {
-        rc = ops->open(&url, &store->limits, &store->be);
+        rc = read_module_options(&url, store);
+        if (!rc)
+            rc = ops->open(&url, &store->limits, &store->be);
         if (!rc)
             rc = bitt__url_check_all_used(&url);
         if (!rc && auto_migrate)

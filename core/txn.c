@@ -32,7 +32,23 @@ int bitt_txn_begin(bitt_store *store, bitt_txn **out)
     return BITT_OK;
 }
 
-/* Appends op with private copies of its key and value. */
+/* Copies n bytes of src to *cursor (advancing it) and returns the copy. */
+static const void *place(uint8_t **cursor, const void *src, size_t n)
+{
+    uint8_t *copy = *cursor;
+    if (n)
+        memcpy(copy, src, n);
+    *cursor += n;
+    return copy;
+}
+
+static size_t text_size(const char *s)
+{
+    return s ? strlen(s) + 1 : 0;
+}
+
+/* Appends op with private copies of every byte string it points to (key,
+ * value, dedup key, names), in one allocation freed with the op's key. */
 static int push(bitt_txn *txn, bitt_op op)
 {
     if (txn->committed)
@@ -48,15 +64,19 @@ static int push(bitt_txn *txn, bitt_op op)
         txn->ops = ops;
         txn->cap = cap;
     }
-    uint8_t *copy = malloc(op.key_len + op.value_len + 1);
-    if (!copy)
+    size_t name_size = text_size(op.name), owner_size = text_size(op.owner);
+    uint8_t *block = malloc(op.key_len + op.value_len + op.aux_len + name_size + owner_size + 1);
+    if (!block)
         return bitt__fail(BITT_ENOMEM, "out of memory copying a txn op");
-    if (op.key_len)
-        memcpy(copy, op.key, op.key_len);
-    if (op.value_len)
-        memcpy(copy + op.key_len, op.value, op.value_len);
-    op.key = copy;
-    op.value = copy + op.key_len;
+    uint8_t *cursor = block;
+    op.key = place(&cursor, op.key, op.key_len);
+    op.value = place(&cursor, op.value, op.value_len);
+    if (op.aux)
+        op.aux = place(&cursor, op.aux, op.aux_len);
+    if (op.name)
+        op.name = place(&cursor, op.name, name_size);
+    if (op.owner)
+        op.owner = place(&cursor, op.owner, owner_size);
     txn->ops[txn->count++] = op;
     return BITT_OK;
 }
@@ -111,6 +131,48 @@ int bitt_txn_sum(bitt_txn *txn, const void *key, size_t key_len, int64_t delta)
         return rc;
     return push(txn,
                 (bitt_op){.type = BITT_OP_SUM, .key = key, .key_len = key_len, .delta = delta});
+}
+
+int bitt_txn_enqueue(bitt_txn *txn, const char *topic, const void *payload, size_t payload_len,
+                     int kind, const bitt_enqueue_options *opts)
+{
+    bitt__error_reset();
+    if (!txn)
+        return bitt__fail(BITT_EINVAL, "txn must not be NULL");
+    bitt_op op;
+    int rc = bitt__enqueue_op(txn->store, topic, payload, payload_len, kind, opts, &op);
+    return rc ? rc : push(txn, op);
+}
+
+int bitt_txn_fence(bitt_txn *txn, const char *name, const char *owner, uint64_t epoch)
+{
+    bitt__error_reset();
+    if (!txn)
+        return bitt__fail(BITT_EINVAL, "txn must not be NULL");
+    int rc = bitt__check_name(name, "lease name");
+    if (!rc)
+        rc = bitt__check_name(owner, "lease owner");
+    if (!rc && !epoch)
+        rc = bitt__fail(BITT_EINVAL, "lease epoch must not be 0");
+    if (rc)
+        return rc;
+    return push(txn, (bitt_op){.type = BITT_OP_FENCE, .name = name, .owner = owner,
+                               .version = epoch});
+}
+
+int bitt_txn_outbox_append(bitt_txn *txn, const char *stream, const void *event,
+                           size_t event_len, int kind)
+{
+    bitt__error_reset();
+    if (!txn)
+        return bitt__fail(BITT_EINVAL, "txn must not be NULL");
+    int rc = bitt__check_name(stream, "outbox stream");
+    if (!rc)
+        rc = bitt__check_value(txn->store, kind, event, event_len);
+    if (rc)
+        return rc;
+    return push(txn, (bitt_op){.type = BITT_OP_OUTBOX_APPEND, .name = stream, .value = event,
+                               .value_len = event_len, .kind = kind});
 }
 
 int bitt_txn_commit(bitt_txn *txn, uint64_t *version_out)

@@ -22,8 +22,11 @@
  *    open several stores on one URL for parallel work on SQLite files.
  *  - bitt_store_close() must not race another call on the same store: the
  *    caller ends every other use first.
- *  - A bitt_txn is used by one thread at a time. bitt_entry, bitt_entries and
- *    bitt_buf are plain data: read them from any thread, free them once.
+ *  - A bitt_txn or a bitt_sub is used by one thread at a time. bitt_entry,
+ *    bitt_entries, bitt_message(s), bitt_schedule and bitt_buf are plain
+ *    data: read them from any thread, free them once.
+ *  - Waits (bitt_queue_dequeue with wait_ms, bitt_pubsub_next) do not hold
+ *    the store's mutex while they wait: other threads keep using the store.
  *  - The last-error message is per thread; read it on the thread that got the
  *    failing status, before that thread calls bitt again.
  */

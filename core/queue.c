@@ -1,0 +1,314 @@
+/*
+ * The queue module's rules: names, options and limits are checked here,
+ * defaults resolved, and waits run here without the store's mutex; the
+ * backend does the storage step under it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define WAIT_POLL_MS 50 /* how often a wait looks for other processes' work */
+#define DEAD_LIST_DEFAULT 100
+#define DEAD_LIST_MAX 1000
+
+int bitt_enqueue_options_init(bitt_enqueue_options *opts, unsigned int version)
+{
+    bitt__error_reset();
+    if (!opts || version != BITT_ENQUEUE_OPTIONS_VERSION)
+        return bitt__fail(BITT_EINVAL, "bitt_enqueue_options_init: opts NULL or version %u is "
+                                       "not %d", version, BITT_ENQUEUE_OPTIONS_VERSION);
+    *opts = (bitt_enqueue_options)BITT_ENQUEUE_OPTIONS_INIT;
+    return BITT_OK;
+}
+
+int bitt_dequeue_options_init(bitt_dequeue_options *opts, unsigned int version)
+{
+    bitt__error_reset();
+    if (!opts || version != BITT_DEQUEUE_OPTIONS_VERSION)
+        return bitt__fail(BITT_EINVAL, "bitt_dequeue_options_init: opts NULL or version %u is "
+                                       "not %d", version, BITT_DEQUEUE_OPTIONS_VERSION);
+    *opts = (bitt_dequeue_options)BITT_DEQUEUE_OPTIONS_INIT;
+    return BITT_OK;
+}
+
+int bitt__enqueue_op(const bitt_store *store, const char *topic, const void *payload,
+                     size_t payload_len, int kind, const bitt_enqueue_options *opts, bitt_op *op)
+{
+    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    if (opts)
+        o = *opts;
+    if (o.version != BITT_ENQUEUE_OPTIONS_VERSION)
+        return bitt__fail(BITT_EINVAL, "unknown bitt_enqueue_options version %u (this library: %d)",
+                          o.version, BITT_ENQUEUE_OPTIONS_VERSION);
+    int rc = bitt__check_name(topic, "topic");
+    if (!rc)
+        rc = bitt__check_value(store, kind, payload, payload_len);
+    if (!rc)
+        rc = bitt__check_duration(o.delay_ms, 0, "enqueue delay");
+    if (!rc && !o.dedup_key && o.dedup_key_len)
+        rc = bitt__fail(BITT_EINVAL, "dedup key is NULL with length %zu", o.dedup_key_len);
+    if (!rc && o.dedup_key && o.dedup_key_len > store->limits.max_key_size)
+        rc = bitt__fail(BITT_ETOOLARGE, "dedup key of %zu bytes is over the key limit of %zu",
+                        o.dedup_key_len, store->limits.max_key_size);
+    if (rc)
+        return rc;
+    *op = (bitt_op){.type = BITT_OP_ENQUEUE, .name = topic, .value = payload,
+                    .value_len = payload_len, .kind = kind, .delay_ms = o.delay_ms,
+                    .max_attempts = o.max_attempts ? o.max_attempts : BITT_MAX_ATTEMPTS_DEFAULT,
+                    .aux = o.dedup_key, .aux_len = o.dedup_key_len};
+    /* A zero-length dedup key is a key; only NULL means "none". */
+    if (o.dedup_key && !o.dedup_key_len)
+        op->aux = (const uint8_t *)"";
+    return BITT_OK;
+}
+
+int bitt_queue_enqueue(bitt_store *store, const char *topic, const void *payload,
+                       size_t payload_len, int kind, const bitt_enqueue_options *opts,
+                       uint64_t *id_out)
+{
+    bitt__error_reset();
+    if (!store)
+        return bitt__fail(BITT_EINVAL, "store must not be NULL");
+    bitt_op op;
+    int rc = bitt__enqueue_op(store, topic, payload, payload_len, kind, opts, &op);
+    if (!rc)
+        rc = bitt__run_commit(store, &op, 1, NULL);
+    if (rc)
+        return rc;
+    if (id_out)
+        *id_out = op.id;
+    return op.deduped ? BITT_EXISTS : BITT_OK;
+}
+
+/* Checks store and topic, the common head of every queue call. */
+static int check_topic(const bitt_store *store, const char *topic)
+{
+    if (!store)
+        return bitt__fail(BITT_EINVAL, "store must not be NULL");
+    return bitt__check_name(topic, "topic");
+}
+
+/* One claim under the store's mutex. */
+static int claim_once(bitt_store *store, const char *topic, size_t limit, int64_t lease_ms,
+                      bitt_messages *list)
+{
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    int rc = store->ops->queue_claim(store->be, &t, topic, limit, lease_ms, list);
+    bitt__store_leave(store);
+    return rc;
+}
+
+int bitt_queue_dequeue(bitt_store *store, const char *topic, const bitt_dequeue_options *opts,
+                       bitt_messages **out)
+{
+    bitt__error_reset();
+    if (!out)
+        return bitt__fail(BITT_EINVAL, "out must not be NULL");
+    *out = NULL;
+    bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
+    if (opts)
+        o = *opts;
+    int rc = check_topic(store, topic);
+    if (rc)
+        return rc;
+    if (o.version != BITT_DEQUEUE_OPTIONS_VERSION)
+        return bitt__fail(BITT_EINVAL, "unknown bitt_dequeue_options version %u (this library: %d)",
+                          o.version, BITT_DEQUEUE_OPTIONS_VERSION);
+    if (o.limit > BITT_DEQUEUE_MAX)
+        return bitt__fail(BITT_ETOOLARGE, "dequeue limit %u is over the maximum of %d", o.limit,
+                          BITT_DEQUEUE_MAX);
+    rc = o.lease_ms ? bitt__check_duration(o.lease_ms, 1, "lease") : BITT_OK;
+    if (!rc)
+        rc = bitt__check_duration(o.wait_ms, 0, "dequeue wait");
+    if (!rc && !store->ops->queue_claim)
+        rc = bitt__unsupported(store, "queues");
+    if (rc)
+        return rc;
+    size_t limit = o.limit ? o.limit : 1;
+    int64_t lease_ms = o.lease_ms ? o.lease_ms : store->queue_lease_ms;
+
+    bitt_messages *list = bitt__messages_new(limit);
+    if (!list)
+        return BITT_ENOMEM;
+    int64_t deadline = bitt__monotonic_ms() + o.wait_ms;
+    for (;;) {
+        uint64_t seen = bitt__notify_generation();
+        rc = claim_once(store, topic, limit, lease_ms, list);
+        if (rc || list->count || !o.wait_ms)
+            break;
+        int64_t left = deadline - bitt__monotonic_ms();
+        if (left <= 0)
+            break;
+        bitt__notify_wait(seen, left < WAIT_POLL_MS ? left : WAIT_POLL_MS);
+    }
+    if (rc) {
+        bitt_messages_free(list);
+        return rc;
+    }
+    *out = list;
+    return BITT_OK;
+}
+
+static int check_delivery(const bitt_store *store, const char *topic, uint64_t id,
+                          const char *token)
+{
+    int rc = check_topic(store, topic);
+    if (rc)
+        return rc;
+    if (!id)
+        return bitt__fail(BITT_EINVAL, "message id must not be 0");
+    if (!token || strlen(token) != BITT_TOKEN_LEN)
+        return bitt__fail(BITT_ETOKEN, "ack token is missing or malformed");
+    return BITT_OK;
+}
+
+int bitt_queue_ack(bitt_store *store, const char *topic, uint64_t id, const char *token)
+{
+    bitt__error_reset();
+    int rc = check_delivery(store, topic, id, token);
+    if (rc)
+        return rc;
+    if (!store->ops->queue_ack)
+        return bitt__unsupported(store, "queues");
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    rc = store->ops->queue_ack(store->be, &t, topic, id, token);
+    bitt__store_leave(store);
+    return rc;
+}
+
+int bitt_queue_nack(bitt_store *store, const char *topic, uint64_t id, const char *token,
+                    const char *error, int64_t delay_ms)
+{
+    bitt__error_reset();
+    int rc = check_delivery(store, topic, id, token);
+    if (!rc && delay_ms >= 0)
+        rc = bitt__check_duration(delay_ms, 0, "nack delay");
+    if (!rc && error && strlen(error) > store->limits.max_value_size)
+        rc = bitt__fail(BITT_ETOOLARGE, "nack error of %zu bytes is over the value limit",
+                        strlen(error));
+    if (!rc && !store->ops->queue_nack)
+        rc = bitt__unsupported(store, "queues");
+    if (rc)
+        return rc;
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    rc = store->ops->queue_nack(store->be, &t, topic, id, token, error, delay_ms < 0 ? -1 : delay_ms,
+                                &store->backoff);
+    bitt__store_leave(store);
+    if (!rc)
+        bitt__notify_all();
+    return rc;
+}
+
+int bitt_queue_extend(bitt_store *store, const char *topic, uint64_t id, const char *token,
+                      int64_t lease_ms)
+{
+    bitt__error_reset();
+    int rc = check_delivery(store, topic, id, token);
+    if (!rc)
+        rc = bitt__check_duration(lease_ms, 0, "lease");
+    if (!rc && !store->ops->queue_extend)
+        rc = bitt__unsupported(store, "queues");
+    if (rc)
+        return rc;
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    rc = store->ops->queue_extend(store->be, &t, topic, id, token, lease_ms);
+    bitt__store_leave(store);
+    if (!rc && !lease_ms)
+        bitt__notify_all();
+    return rc;
+}
+
+int bitt_queue_dead_list(bitt_store *store, const char *topic, uint64_t after_id, uint32_t limit,
+                         bitt_messages **out)
+{
+    bitt__error_reset();
+    if (!out)
+        return bitt__fail(BITT_EINVAL, "out must not be NULL");
+    *out = NULL;
+    int rc = check_topic(store, topic);
+    if (!rc && limit > DEAD_LIST_MAX)
+        rc = bitt__fail(BITT_ETOOLARGE, "dead list limit %u is over the maximum of %d", limit,
+                        DEAD_LIST_MAX);
+    if (!rc && !store->ops->queue_dead_list)
+        rc = bitt__unsupported(store, "queues");
+    if (rc)
+        return rc;
+    bitt_messages *list = bitt__messages_new(0);
+    if (!list)
+        return BITT_ENOMEM;
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    rc = store->ops->queue_dead_list(store->be, &t, topic, after_id,
+                                     limit ? limit : DEAD_LIST_DEFAULT, list);
+    bitt__store_leave(store);
+    if (rc) {
+        bitt_messages_free(list);
+        return rc;
+    }
+    *out = list;
+    return BITT_OK;
+}
+
+int bitt_queue_dead_retry(bitt_store *store, const char *topic, uint64_t id, uint64_t *count_out)
+{
+    bitt__error_reset();
+    int rc = check_topic(store, topic);
+    if (!rc && !store->ops->queue_dead_retry)
+        rc = bitt__unsupported(store, "queues");
+    if (rc)
+        return rc;
+    uint64_t count = 0;
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    rc = store->ops->queue_dead_retry(store->be, &t, topic, id, &count);
+    bitt__store_leave(store);
+    if (!rc && count)
+        bitt__notify_all();
+    if (!rc && count_out)
+        *count_out = count;
+    return rc;
+}
+
+int bitt_queue_dead_delete(bitt_store *store, const char *topic, uint64_t id, uint64_t *count_out)
+{
+    bitt__error_reset();
+    int rc = check_topic(store, topic);
+    if (!rc && !store->ops->queue_dead_delete)
+        rc = bitt__unsupported(store, "queues");
+    if (rc)
+        return rc;
+    uint64_t count = 0;
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    rc = store->ops->queue_dead_delete(store->be, &t, topic, id, &count);
+    bitt__store_leave(store);
+    if (!rc && count_out)
+        *count_out = count;
+    return rc;
+}
+
+int bitt_queue_stats_get(bitt_store *store, const char *topic, bitt_queue_stats *out)
+{
+    bitt__error_reset();
+    int rc = check_topic(store, topic);
+    if (rc)
+        return rc;
+    if (!out || out->version != BITT_QUEUE_STATS_VERSION)
+        return bitt__fail(BITT_EINVAL, "stats out must be a bitt_queue_stats with version %d",
+                          BITT_QUEUE_STATS_VERSION);
+    if (!store->ops->queue_stats)
+        return bitt__unsupported(store, "queues");
+    bitt_queue_stats stats = {.version = BITT_QUEUE_STATS_VERSION};
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    rc = store->ops->queue_stats(store->be, &t, topic, &stats);
+    bitt__store_leave(store);
+    if (!rc)
+        *out = stats;
+    return rc;
+}
