@@ -83,6 +83,8 @@ typedef struct bitt_url_param {
 typedef struct bitt_url {
     char *scheme; /* "memory", "sqlite", ... */
     char *rest;   /* everything between "scheme:" and "?", percent-decoded */
+    char *raw_rest; /* the same, not decoded (for backends that parse an
+                     * authority themselves, such as user:password@host) */
     bitt_url_param *params;
     size_t param_count;
 } bitt_url;
@@ -344,6 +346,9 @@ uint64_t bitt__notify_generation(void);
 void bitt__notify_all(void);
 /* Waits until the generation differs from seen, or max_ms passed. */
 void bitt__notify_wait(uint64_t seen, int64_t max_ms);
+/* How a wait loop sleeps between two looks at the store: the backend's
+ * wait_remote when it has one, else bitt__notify_wait up to 50 ms. */
+void bitt__store_wait(bitt_store *store, uint64_t seen, int64_t left_ms);
 
 /* ---- the backend interface ---------------------------------------------- */
 /*
@@ -479,12 +484,21 @@ typedef struct bitt_backend_ops {
                         bitt_schedule **out);
     int (*schedule_list)(bitt_backend *be, const bitt_time *t, bitt_schedule_array *out);
     int (*schedule_delete)(bitt_backend *be, const bitt_time *t, const char *key);
+
+    /* Optional: blocks up to max_ms, returning early when the backend hears
+     * that another process (or this one) enqueued, retried or published
+     * (LISTEN/NOTIFY, Redis pub/sub). Called WITHOUT the store's mutex, maybe
+     * from several threads at once. NULL: waits poll every 50 ms and wake at
+     * once on work done in this process. */
+    int (*wait_remote)(bitt_backend *be, int64_t max_ms);
 } bitt_backend_ops;
 
 #define BITT_BACKEND_OPS_VERSION 2
 
 extern const bitt_backend_ops bitt__memory_backend;
 extern const bitt_backend_ops bitt__sqlite_backend;
+extern const bitt_backend_ops bitt__postgres_backend; /* when BITT_HAVE_POSTGRES */
+extern const bitt_backend_ops bitt__redis_backend;    /* when BITT_HAVE_REDIS */
 
 /* ---- the store handle (core/store.c) ------------------------------------ */
 

@@ -47,3 +47,15 @@ void bitt__notify_wait(uint64_t seen, int64_t max_ms)
     }
     pthread_mutex_unlock(&lock);
 }
+
+#define WAIT_POLL_MS 50 /* how often a wait looks for other processes' work */
+
+void bitt__store_wait(bitt_store *store, uint64_t seen, int64_t left_ms)
+{
+    if (store->ops->wait_remote) {
+        store->ops->wait_remote(store->be, left_ms);
+        bitt__error_reset();
+        return;
+    }
+    bitt__notify_wait(seen, left_ms < WAIT_POLL_MS ? left_ms : WAIT_POLL_MS);
+}

@@ -9,7 +9,6 @@
 #include "internal.h"
 
 #define FETCH_BATCH 64
-#define WAIT_POLL_MS 50
 
 struct bitt_sub {
     bitt_store *store;
@@ -129,7 +128,7 @@ int bitt_pubsub_next(bitt_sub *sub, int64_t timeout_ms, bitt_message **out)
         int64_t left = deadline - bitt__monotonic_ms();
         if (left <= 0)
             return BITT_NOTFOUND;
-        bitt__notify_wait(seen, left < WAIT_POLL_MS ? left : WAIT_POLL_MS);
+        bitt__store_wait(sub->store, seen, left);
     }
 }
 

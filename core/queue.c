@@ -8,7 +8,6 @@
 
 #include "internal.h"
 
-#define WAIT_POLL_MS 50 /* how often a wait looks for other processes' work */
 #define DEAD_LIST_DEFAULT 100
 #define DEAD_LIST_MAX 1000
 
@@ -141,7 +140,7 @@ int bitt_queue_dequeue(bitt_store *store, const char *topic, const bitt_dequeue_
         int64_t left = deadline - bitt__monotonic_ms();
         if (left <= 0)
             break;
-        bitt__notify_wait(seen, left < WAIT_POLL_MS ? left : WAIT_POLL_MS);
+        bitt__store_wait(store, seen, left);
     }
     if (rc) {
         bitt_messages_free(list);

@@ -4,17 +4,42 @@
 
 #include "internal.h"
 
-static const bitt_backend_ops *const backends[] = {
-    &bitt__memory_backend,
-    &bitt__sqlite_backend,
+/* URL schemes and the backend each one opens. */
+static const struct {
+    const char *scheme;
+    const bitt_backend_ops *ops;
+} backends[] = {
+    {"memory", &bitt__memory_backend},
+    {"sqlite", &bitt__sqlite_backend},
+#ifdef BITT_HAVE_POSTGRES
+    {"postgres", &bitt__postgres_backend},
+    {"postgresql", &bitt__postgres_backend},
+#endif
+#ifdef BITT_HAVE_REDIS
+    {"redis", &bitt__redis_backend},
+    {"unix", &bitt__redis_backend},
+#endif
 };
 
 static const bitt_backend_ops *find_backend(const char *scheme)
 {
     for (size_t i = 0; i < sizeof backends / sizeof *backends; i++)
-        if (!strcmp(backends[i]->name, scheme))
-            return backends[i];
+        if (!strcmp(backends[i].scheme, scheme))
+            return backends[i].ops;
     return NULL;
+}
+
+static const char *known_schemes(void)
+{
+#if defined(BITT_HAVE_POSTGRES) && defined(BITT_HAVE_REDIS)
+    return "memory, sqlite, postgres, redis, unix";
+#elif defined(BITT_HAVE_POSTGRES)
+    return "memory, sqlite, postgres";
+#elif defined(BITT_HAVE_REDIS)
+    return "memory, sqlite, redis, unix";
+#else
+    return "memory, sqlite";
+#endif
 }
 
 /* Reads the options every backend shares. */
@@ -69,8 +94,8 @@ int bitt_store_open(const char *url_text, bitt_store **out)
     if (!rc) {
         ops = find_backend(url.scheme);
         if (!ops)
-            rc = bitt__fail(BITT_EURL, "store URL: unknown scheme '%s' (known: memory, sqlite)",
-                            url.scheme);
+            rc = bitt__fail(BITT_EURL, "store URL: unknown scheme '%s' (known: %s)", url.scheme,
+                            known_schemes());
     }
     if (!rc)
         rc = read_common_options(&url, &limits, &auto_migrate);

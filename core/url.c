@@ -95,6 +95,15 @@ int bitt__url_parse(const char *text, bitt_url *url)
     const char *query = strchr(rest, '?');
     size_t rest_len = query ? (size_t)(query - rest) : strlen(rest);
     int rc = decode(rest, rest_len, "the location", &url->rest);
+    if (!rc) {
+        url->raw_rest = malloc(rest_len + 1);
+        if (!url->raw_rest)
+            rc = bitt__fail(BITT_ENOMEM, "out of memory parsing the store URL");
+        else {
+            memcpy(url->raw_rest, rest, rest_len);
+            url->raw_rest[rest_len] = '\0';
+        }
+    }
     if (!rc && query)
         rc = parse_query(query + 1, url);
     return rc;
@@ -111,6 +120,7 @@ void bitt__url_free(bitt_url *url)
     free(url->params);
     free(url->scheme);
     free(url->rest);
+    free(url->raw_rest);
     memset(url, 0, sizeof *url);
 }
 
