@@ -8,7 +8,8 @@
 #                         with SONAME libbitt.so.<major>
 #   abi_install           cmake --install, then a consumer project through
 #                         find_package(bitt) and through pkg-config
-#   cli                   the bitt command-line tool, end to end
+#   cli                   the bitt command-line tool, end to end: kv, migrate, version
+#   cli_modules           the same for queue, lease, outbox, schedule, budget, pubsub
 
 set(BITT_ABI_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/abi)
 set(BITT_ABI_WORK ${CMAKE_CURRENT_BINARY_DIR}/abi)
@@ -60,8 +61,13 @@ add_test(NAME cli
   COMMAND ${BITT_BASH} ${BITT_ABI_TESTS}/cli_test.sh $<TARGET_FILE:bitt_cli>
     ${BITT_ABI_WORK}/cli ${PROJECT_VERSION})
 set_tests_properties(cli PROPERTIES TIMEOUT 300)
+add_test(NAME cli_modules
+  COMMAND ${BITT_BASH} ${BITT_ABI_TESTS}/cli_modules_test.sh $<TARGET_FILE:bitt_cli>
+    ${BITT_ABI_WORK}/cli_modules)
+set_tests_properties(cli_modules PROPERTIES TIMEOUT 300)
 
-set_tests_properties(abi_symbols_declared abi_symbols abi_install cli PROPERTIES LABELS abi)
+set_tests_properties(abi_symbols_declared abi_symbols abi_install cli cli_modules
+  PROPERTIES LABELS abi)
 if(TEST abi_header_c)
   set_tests_properties(abi_header_c abi_header_cxx11 abi_header_cxx17 PROPERTIES LABELS abi)
 endif()

@@ -22,14 +22,14 @@ typedef struct cli {
     const char *store_url; /* --store, else $BITT_STORE, else the default */
     int hex_in;            /* --hex: KEY, VALUE, --prefix/--start/--end are hex */
     int hex_out;           /* --hex-out: keys and values print as hex */
-    int json;              /* --json: get, list, incr and version print JSON */
+    int json;              /* --json: print JSON (every command that prints) */
     int raw;               /* --raw: get writes the value bytes unchanged */
 } cli;
 
 /* ---- args.c: option parsing and reporting ------------------------------ */
 
 #define CLI_MAX_OPTS 12
-#define CLI_MAX_POS 4
+#define CLI_MAX_POS 16
 
 /* One option of a command, such as {"ttl", 1} for "--ttl MS". */
 typedef struct cli_optspec {
@@ -114,11 +114,65 @@ void cli_put_value(const cli *c, const bitt_entry *e);
 void cli_put_line(const cli *c, const bitt_entry *e);
 /* One JSON object: key, value, kind, version, expires_at. */
 void cli_put_json_entry(const cli *c, const bitt_entry *e);
+/* A field of a line: escaped, or hex with --hex-out. */
+void cli_put_field(const cli *c, const uint8_t *p, size_t n);
+/* A text field of a line (NULL prints as empty), escaped like a value. */
+void cli_put_text(const char *s);
+/* "name":V for bytes of a kind, as cli_put_json_entry prints a value: JSON
+ * embedded, a counter as a number, other UTF-8 as a string, anything else
+ * as "name_hex":"..". */
+void cli_put_json_value(const cli *c, const char *name, const uint8_t *p, size_t n, int kind);
+/* "name":"text" (NULL as null); the text is UTF-8 from the library. */
+void cli_put_json_text(const char *name, const char *s);
+/* The name of a kind ("bytes", "json", "counter"), or NULL. */
+const char *cli_kind_name(int kind);
+
+/* ---- group.c: command groups and the options they share ----------------- */
+
+typedef struct cli_sub {
+    const char *name;
+    int (*run)(cli *c, int argc, char **argv);
+} cli_sub;
+
+/* Runs the subcommand argv names (after shared options), or prints usage
+ * for --help. group names the group in messages ("queue"); names lists the
+ * subcommands for the "missing subcommand" message. */
+int cli_group(cli *c, const char *group, const char *usage, const char *names,
+              const cli_sub *subs, size_t nsubs, int argc, char **argv);
+/* Prints usage on stdout and returns cli_finish(CLI_OK). */
+int cli_help(const char *usage);
+/* bytes, json or counter into *kind, or a usage error (printed). */
+int cli_parse_kind(const char *cmd, const char *s, int *kind);
+/* A duration or time in ms: an int64 >= 0, or a usage error (printed). */
+int cli_parse_ms(const char *cmd, const char *what, const char *s, int64_t *out);
+/* An id or sequence number: a uint64 >= 1, or a usage error (printed). */
+int cli_parse_id(const char *cmd, const char *what, const char *s, uint64_t *out);
+
+/* ---- messages.c: queue messages, outbox events, published messages ------ */
+
+/* Lines of queue deliveries: id, token, attempts, payload. */
+void cli_put_delivery_line(const cli *c, const bitt_message *m);
+/* One JSON object of any message: id, topic, payload, kind, and the fields
+ * its module uses (token, attempts, ...). field names the payload
+ * ("payload", "event", "data"). */
+void cli_put_json_message(const cli *c, const bitt_message *m, const char *field);
+/* Prints a list of messages as lines (put_line) or as {"<key>":[...]}. */
+void cli_put_messages(const cli *c, const bitt_messages *list, const char *key,
+                      const char *field, void (*put_line)(const cli *, const bitt_message *));
 
 /* ---- commands ---------------------------------------------------------- */
 
 int cli_kv(cli *c, int argc, char **argv);      /* kv_cmd.c: argv after "kv" */
 int cli_kv_list(cli *c, int argc, char **argv); /* kv_list.c: argv after "list" */
 extern const char cli_kv_list_usage[];
+int cli_queue(cli *c, int argc, char **argv);    /* queue_cmd.c */
+int cli_queue_dead(cli *c, int argc, char **argv);  /* queue_dead.c: dead */
+int cli_queue_retry(cli *c, int argc, char **argv); /* queue_dead.c: retry */
+int cli_queue_purge(cli *c, int argc, char **argv); /* queue_dead.c: purge-dead */
+int cli_lease(cli *c, int argc, char **argv);    /* lease_cmd.c */
+int cli_outbox(cli *c, int argc, char **argv);   /* outbox_cmd.c */
+int cli_schedule(cli *c, int argc, char **argv); /* schedule_cmd.c */
+int cli_budget(cli *c, int argc, char **argv);   /* budget_cmd.c */
+int cli_pubsub(cli *c, int argc, char **argv);   /* pubsub_cmd.c */
 
 #endif /* BITT_CLI_H */

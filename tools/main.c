@@ -1,6 +1,6 @@
 /*
  * main.c: `bitt [options] <command>`: the shared options, the store URL, and
- * the commands that are not kv (migrate, version, help).
+ * the commands that are not a group (migrate, version, help).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,18 @@ static const char usage[] =
     "  kv list                  list entries [--prefix P] [--start S] [--end E]\n"
     "                           [--limit N] [--reverse] [--cursor C] [--all]\n"
     "  kv incr KEY [DELTA]      add to a counter and print it [--ttl MS]\n"
+    "  queue push|pop|ack|nack|extend|stats|dead|retry|purge-dead TOPIC ...\n"
+    "                           a work queue with leases and dead letters\n"
+    "  lease acquire|renew|release|get NAME ...\n"
+    "                           named locks with fencing epochs\n"
+    "  outbox append|pending|ack|fail|park|parked|retry|discard|counts STREAM ...\n"
+    "                           a dispatcher's view of an outbox stream\n"
+    "  schedule set|claim|list|get|del ...\n"
+    "                           interval schedules, each run claimed once\n"
+    "  budget take NAME [N] --capacity C --refill R --period MS\n"
+    "                           take tokens from a shared token bucket\n"
+    "  pubsub publish|listen CHANNEL ...\n"
+    "                           publish/subscribe\n"
     "  migrate                  create or upgrade the store's schema\n"
     "  version                  print the library and header versions\n"
     "  help [COMMAND...]        print the usage of a command\n"
@@ -25,17 +37,20 @@ static const char usage[] =
     "  --store URL   memory:, sqlite:PATH or sqlite::memory:, options as a query\n"
     "                string (sqlite:app.db?busy_timeout=2000); default: the\n"
     "                environment variable BITT_STORE, else sqlite:bitt.db\n"
-    "  --hex         KEY, VALUE, --prefix, --start and --end are hex (\"00ff\")\n"
-    "  --hex-out     print keys and values as hex\n"
-    "  --json        get, list, incr and version print JSON\n"
+    "  --hex         KEY, VALUE, PAYLOAD, EVENT, DATA and --prefix, --start,\n"
+    "                --end, --dedup are hex (\"00ff\")\n"
+    "  --hex-out     print keys, values, payloads as hex\n"
+    "  --json        print JSON (every command that prints)\n"
     "  --raw         get writes the exact value bytes, with no newline\n"
     "  -h, --help    print the usage (of the command, after one)\n"
     "\n"
     "Output: values that are printable UTF-8 print as they are; other bytes\n"
-    "print as \\xNN (a backslash as \\\\). Run 'bitt kv list --help' for more.\n"
+    "print as \\xNN (a backslash as \\\\). Run 'bitt kv list --help' for more,\n"
+    "and 'bitt GROUP --help' (kv, queue, ...) for the subcommands of a group.\n"
     "\n"
-    "Exit status: 0 success, 1 key absent (get, del), 2 error (the message\n"
-    "on stderr), 64 usage error.\n";
+    "Exit status: 0 success, 1 absent or not granted (a key absent, nothing\n"
+    "to pop, a lease held, a budget denied, ...: each command's --help says),\n"
+    "2 error (the message on stderr), 64 usage error.\n";
 
 static const char migrate_usage[] =
     "Usage: bitt [--store URL] migrate\n"
@@ -115,6 +130,12 @@ static int run_command(cli *c, int argc, char **argv)
         int (*run)(cli *, int, char **);
     } commands[] = {
         {"kv", cli_kv},
+        {"queue", cli_queue},
+        {"lease", cli_lease},
+        {"outbox", cli_outbox},
+        {"schedule", cli_schedule},
+        {"budget", cli_budget},
+        {"pubsub", cli_pubsub},
         {"migrate", cmd_migrate},
         {"version", cmd_version},
         {"help", cmd_help},

@@ -3,6 +3,7 @@
  * (list), or JSON objects (--json).
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -23,7 +24,7 @@ void cli_put_value(const cli *c, const bitt_entry *e)
     putchar('\n');
 }
 
-static void put_field(const cli *c, const uint8_t *p, size_t n)
+void cli_put_field(const cli *c, const uint8_t *p, size_t n)
 {
     if (c->hex_out)
         cli_put_hex(stdout, p, n);
@@ -36,13 +37,19 @@ void cli_put_line(const cli *c, const bitt_entry *e)
     size_t klen = 0, vlen = 0;
     const uint8_t *k = bitt_entry_key(e, &klen);
     const uint8_t *v = bitt_entry_value(e, &vlen);
-    put_field(c, k, klen);
+    cli_put_field(c, k, klen);
     putchar('\t');
-    put_field(c, v, vlen);
+    cli_put_field(c, v, vlen);
     putchar('\n');
 }
 
-static const char *kind_name(int kind)
+void cli_put_text(const char *s)
+{
+    if (s)
+        cli_put_escaped(stdout, (const uint8_t *)s, strlen(s));
+}
+
+const char *cli_kind_name(int kind)
 {
     switch (kind) {
     case BITT_KIND_BYTES: return "bytes";
@@ -88,7 +95,7 @@ void cli_put_json_entry(const cli *c, const bitt_entry *e)
         put_json_bytes(c, "value", v, vlen);
     }
 
-    const char *name = kind_name(kind);
+    const char *name = cli_kind_name(kind);
     if (name)
         printf(",\"kind\":\"%s\"", name);
     else
@@ -99,4 +106,43 @@ void cli_put_json_entry(const cli *c, const bitt_entry *e)
         fputs(",\"expires_at\":null}", stdout);
     else
         printf(",\"expires_at\":%" PRId64 "}", expires);
+}
+
+/* Canonical decimal int64 text, as a counter holds: "0", "-42". */
+static int is_integer_text(const uint8_t *p, size_t n)
+{
+    size_t i = n > 0 && p[0] == '-' ? 1 : 0;
+    if (i >= n || n - i > 19 || (p[i] == '0' && n - i > 1))
+        return 0;
+    for (; i < n; i++)
+        if (p[i] < '0' || p[i] > '9')
+            return 0;
+    return 1;
+}
+
+void cli_put_json_value(const cli *c, const char *name, const uint8_t *p, size_t n, int kind)
+{
+    if (!c->hex_out && kind == BITT_KIND_COUNTER && is_integer_text(p, n)) {
+        printf("\"%s\":", name);
+        fwrite(p, 1, n, stdout);
+    } else if (!c->hex_out && kind == BITT_KIND_JSON && n > 0 && cli_is_utf8(p, n)) {
+        printf("\"%s\":", name);
+        fwrite(p, 1, n, stdout);
+    } else {
+        put_json_bytes(c, name, p, n);
+    }
+}
+
+void cli_put_json_text(const char *name, const char *s)
+{
+    printf("\"%s\":", name);
+    if (s == NULL) {
+        fputs("null", stdout);
+        return;
+    }
+    size_t n = strlen(s);
+    if (cli_is_utf8((const uint8_t *)s, n))
+        cli_put_json_string(stdout, (const uint8_t *)s, n);
+    else
+        fputs("null", stdout);
 }

@@ -1,0 +1,77 @@
+/*
+ * group.c: what the command groups (queue, lease, outbox, schedule, budget,
+ * pubsub) share: finding the subcommand, and the arguments they all take.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_help(const char *usage)
+{
+    fputs(usage, stdout);
+    return cli_finish(CLI_OK);
+}
+
+int cli_group(cli *c, const char *group, const char *usage, const char *names,
+              const cli_sub *subs, size_t nsubs, int argc, char **argv)
+{
+    /* Shared options may come between the group and the subcommand. */
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return cli_help(usage);
+        cli_args a;
+        int wants = strcmp(argv[i], "--store") == 0 && i + 1 < argc;
+        int code = cli_parse(c, group, 1 + wants, argv + i, NULL, 0, 0, 0, &a);
+        if (code != CLI_OK)
+            return code;
+        i += wants;
+    }
+    if (i >= argc)
+        return cli_usage_error(group, "missing subcommand (%s)", names);
+    for (size_t s = 0; s < nsubs; s++)
+        if (strcmp(argv[i], subs[s].name) == 0)
+            return subs[s].run(c, argc - i - 1, argv + i + 1);
+    return cli_usage_error(group, "unknown subcommand '%s'", argv[i]);
+}
+
+int cli_parse_kind(const char *cmd, const char *s, int *kind)
+{
+    if (strcmp(s, "bytes") == 0)
+        *kind = BITT_KIND_BYTES;
+    else if (strcmp(s, "json") == 0)
+        *kind = BITT_KIND_JSON;
+    else if (strcmp(s, "counter") == 0)
+        *kind = BITT_KIND_COUNTER;
+    else
+        return cli_usage_error(cmd, "--kind must be bytes, json or counter: '%s'", s);
+    return CLI_OK;
+}
+
+int cli_parse_ms(const char *cmd, const char *what, const char *s, int64_t *out)
+{
+    if (cli_parse_i64(cmd, what, s, out) != CLI_OK)
+        return CLI_USAGE;
+    if (*out < 0)
+        return cli_usage_error(cmd, "%s must not be negative: '%s'", what, s);
+    return CLI_OK;
+}
+
+int cli_parse_id(const char *cmd, const char *what, const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    if (s[0] < '0' || s[0] > '9')
+        goto bad;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end != '\0' || errno == ERANGE || v == 0)
+        goto bad;
+    *out = (uint64_t)v;
+    return CLI_OK;
+bad:
+    return cli_usage_error(cmd, "%s must be an integer from 1 to %" PRIu64 ": '%s'", what,
+                           (uint64_t)UINT64_MAX, s);
+}

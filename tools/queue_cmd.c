@@ -1,0 +1,299 @@
+/*
+ * queue_cmd.c: `bitt queue push|pop|ack|nack|extend|stats` and the dispatch
+ * of `bitt queue` (the dead letters live in queue_dead.c).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char queue_usage[] =
+    "Usage: bitt [--store URL] queue <subcommand> [options]\n"
+    "\n"
+    "Subcommands:\n"
+    "  push TOPIC PAYLOAD         enqueue a message and print its id\n"
+    "  pop TOPIC                  lease messages; print id, token, attempts, payload\n"
+    "  ack TOPIC ID TOKEN         finish a delivery: the message is deleted\n"
+    "  nack TOPIC ID TOKEN        give a delivery back after a failure (retried\n"
+    "                             after the backoff, or dead-lettered)\n"
+    "  extend TOPIC ID TOKEN MS   the delivery's lease now ends MS from now\n"
+    "  stats TOPIC                pending, delayed, processing and dead counts\n"
+    "  dead TOPIC                 list the dead letters\n"
+    "  retry TOPIC [ID]           put dead letters back (all of TOPIC without ID)\n"
+    "  purge-dead TOPIC [ID]      delete dead letters (all of TOPIC without ID)\n"
+    "\n"
+    "Each pop is a delivery: one attempt, under a lease, with a fresh TOKEN that\n"
+    "ack, nack and extend need. A delivery that is not acked before its lease\n"
+    "ends is retried; after max attempts the message is dead-lettered.\n"
+    "Run 'bitt queue <subcommand> --help' for the options of each.\n";
+
+static const char push_usage[] =
+    "Usage: bitt queue push TOPIC PAYLOAD [--delay MS] [--max-attempts N]\n"
+    "                       [--dedup KEY] [--kind bytes|json|counter] [--hex] [--json]\n"
+    "\n"
+    "Enqueues PAYLOAD on TOPIC and prints the new message's id. Put -- before\n"
+    "a PAYLOAD that starts with '-'.\n"
+    "\n"
+    "Options:\n"
+    "  --delay MS          claimable only MS milliseconds from now (default 0)\n"
+    "  --max-attempts N    deliveries before it is dead-lettered (default 3)\n"
+    "  --dedup KEY         at most one live (pending, delayed or processing)\n"
+    "                      message per KEY on TOPIC: while there is one, nothing\n"
+    "                      is enqueued and its id is printed (exit 1)\n"
+    "  --kind KIND         bytes (default), json (one valid JSON text) or counter\n"
+    "  --hex               PAYLOAD and KEY are hex (\"00ff\")\n"
+    "  --json              print {\"id\":N,\"created\":true|false}\n"
+    "\n"
+    "Exit status: 0 enqueued, 1 deduplicated, 2 error, 64 usage.\n";
+
+static const char pop_usage[] =
+    "Usage: bitt queue pop TOPIC [--limit N] [--lease MS] [--wait MS]\n"
+    "                      [--hex-out | --json]\n"
+    "\n"
+    "Leases up to N messages of TOPIC, those claimable longest first, and\n"
+    "prints one line each:\n"
+    "\n"
+    "    id<TAB>token<TAB>attempts<TAB>payload\n"
+    "\n"
+    "attempts counts this delivery. The payload prints as in 'bitt kv list'\n"
+    "(other bytes as \\xNN, a backslash as \\\\); --hex-out prints it as hex.\n"
+    "\n"
+    "Options:\n"
+    "  --limit N    at most N messages (default 1, at most 1000)\n"
+    "  --lease MS   each delivery's lease (default: the store's queue_lease,\n"
+    "               30000); ack it before then or it is delivered again\n"
+    "  --wait MS    wait up to MS for a first message when none is claimable\n"
+    "  --json       print {\"messages\":[{\"id\",\"topic\",\"payload\",\"kind\",\n"
+    "               \"token\",\"attempts\",\"max_attempts\",\"last_error\",\n"
+    "               \"created_at\",\"due_at\" (the lease's end),...}]}\n"
+    "\n"
+    "Exit status: 0 leased some, 1 none was claimable, 2 error, 64 usage.\n";
+
+static const char ack_usage[] =
+    "Usage: bitt queue ack TOPIC ID TOKEN\n"
+    "\n"
+    "Finishes the delivery of message ID with its TOKEN (from pop): the\n"
+    "message is deleted. A token whose lease ended, or that a later delivery\n"
+    "replaced, is refused and nothing changes.\n"
+    "\n"
+    "Exit status: 0 acked, 2 error (a stale token too), 64 usage.\n";
+
+static const char nack_usage[] =
+    "Usage: bitt queue nack TOPIC ID TOKEN [--error TEXT] [--delay MS]\n"
+    "\n"
+    "Gives the delivery of message ID back after a failure. It is retried\n"
+    "after the store's backoff (queue_backoff), or after --delay MS; on its\n"
+    "last attempt it is dead-lettered instead.\n"
+    "\n"
+    "Options:\n"
+    "  --error TEXT   the failure, kept with the message (see 'queue dead')\n"
+    "  --delay MS     retry MS milliseconds from now instead of the backoff\n"
+    "\n"
+    "Exit status: 0 done, 2 error (a stale token too), 64 usage.\n";
+
+static const char extend_usage[] =
+    "Usage: bitt queue extend TOPIC ID TOKEN MS\n"
+    "\n"
+    "The lease of the delivery of message ID now ends MS milliseconds from\n"
+    "now; 0 hands the message back at once (the next delivery is another\n"
+    "attempt).\n"
+    "\n"
+    "Exit status: 0 done, 2 error (a stale token too), 64 usage.\n";
+
+static const char stats_usage[] =
+    "Usage: bitt queue stats TOPIC [--json]\n"
+    "\n"
+    "Prints the messages of TOPIC by state, one \"name count\" line each:\n"
+    "pending (claimable now, expired leases included), delayed (claimable\n"
+    "later), processing (under a live lease), dead, and oldest_pending_at\n"
+    "(since when the oldest claimable message waits, ms; 0 for none).\n"
+    "\n"
+    "  --json   print {\"pending\",\"delayed\",\"processing\",\"dead\",\n"
+    "           \"oldest_pending_at\" (null for none)}\n"
+    "\n"
+    "Exit status: 0 done, 2 error, 64 usage.\n";
+
+static int q_push(cli *c, int argc, char **argv)
+{
+    const char *cmd = "queue push";
+    enum { O_DELAY, O_MAX, O_DEDUP, O_KIND, O_N };
+    static const cli_optspec specs[O_N] = {
+        {"delay", 1}, {"max-attempts", 1}, {"dedup", 1}, {"kind", 1}};
+    cli_args a;
+    cli_bytes payload = {0}, dedup = {0};
+    bitt_store *store = NULL;
+    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    int kind = BITT_KIND_BYTES;
+    int code = cli_parse(c, cmd, argc, argv, specs, O_N, 2, 2, &a);
+    if (code != CLI_OK || a.help)
+        return a.help ? cli_help(push_usage) : code;
+    if ((a.value[O_DELAY] && (code = cli_parse_ms(cmd, "--delay", a.value[O_DELAY],
+                                                  &o.delay_ms)) != CLI_OK) ||
+        (a.value[O_MAX] && (code = cli_parse_u32(cmd, "--max-attempts", a.value[O_MAX],
+                                                 &o.max_attempts)) != CLI_OK) ||
+        (a.value[O_KIND] && (code = cli_parse_kind(cmd, a.value[O_KIND], &kind)) != CLI_OK) ||
+        (code = cli_bytes_arg(c, cmd, "PAYLOAD", a.pos[1], &payload)) != CLI_OK ||
+        (a.value[O_DEDUP] &&
+         (code = cli_bytes_arg(c, cmd, "--dedup", a.value[O_DEDUP], &dedup)) != CLI_OK))
+        goto done;
+    if (a.value[O_DEDUP]) {
+        o.dedup_key = dedup.ptr;
+        o.dedup_key_len = dedup.len;
+    }
+    if ((code = cli_open(c, &store)) == CLI_OK) {
+        uint64_t id = 0;
+        int rc = bitt_queue_enqueue(store, a.pos[0], payload.ptr, payload.len, kind, &o, &id);
+        if (rc < 0) {
+            code = cli_fail(rc);
+        } else {
+            if (rc == BITT_EXISTS)
+                code = CLI_NOTFOUND;
+            if (c->json)
+                printf("{\"id\":%" PRIu64 ",\"created\":%s}\n", id,
+                       rc == BITT_OK ? "true" : "false");
+            else
+                printf("%" PRIu64 "\n", id);
+        }
+    }
+done:
+    bitt_store_close(store);
+    cli_bytes_free(&payload);
+    cli_bytes_free(&dedup);
+    return cli_finish(code);
+}
+
+static int q_pop(cli *c, int argc, char **argv)
+{
+    const char *cmd = "queue pop";
+    enum { O_LIMIT, O_LEASE, O_WAIT, O_N };
+    static const cli_optspec specs[O_N] = {{"limit", 1}, {"lease", 1}, {"wait", 1}};
+    cli_args a;
+    bitt_store *store = NULL;
+    bitt_messages *list = NULL;
+    bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
+    int code = cli_parse(c, cmd, argc, argv, specs, O_N, 1, 1, &a);
+    if (code != CLI_OK || a.help)
+        return a.help ? cli_help(pop_usage) : code;
+    if ((a.value[O_LIMIT] &&
+         (code = cli_parse_u32(cmd, "--limit", a.value[O_LIMIT], &o.limit)) != CLI_OK) ||
+        (a.value[O_LEASE] &&
+         (code = cli_parse_ms(cmd, "--lease", a.value[O_LEASE], &o.lease_ms)) != CLI_OK) ||
+        (a.value[O_WAIT] &&
+         (code = cli_parse_ms(cmd, "--wait", a.value[O_WAIT], &o.wait_ms)) != CLI_OK))
+        return code;
+    if (a.value[O_LIMIT] && o.limit == 0)
+        return cli_usage_error(cmd, "--limit must be at least 1");
+    if ((code = cli_open(c, &store)) == CLI_OK) {
+        int rc = bitt_queue_dequeue(store, a.pos[0], &o, &list);
+        if (rc < 0) {
+            code = cli_fail(rc);
+        } else {
+            cli_put_messages(c, list, "messages", "payload", cli_put_delivery_line);
+            if (bitt_messages_count(list) == 0)
+                code = CLI_NOTFOUND;
+        }
+    }
+    bitt_messages_free(list);
+    bitt_store_close(store);
+    return cli_finish(code);
+}
+
+/* ack, nack and extend: TOPIC ID TOKEN, then the call. */
+enum { FINISH_ACK, FINISH_NACK, FINISH_EXTEND };
+
+static int finish(cli *c, int argc, char **argv, int which)
+{
+    static const char *const cmds[] = {"queue ack", "queue nack", "queue extend"};
+    static const char *const usages[] = {ack_usage, nack_usage, extend_usage};
+    static const cli_optspec nack_specs[] = {{"error", 1}, {"delay", 1}};
+    const char *cmd = cmds[which];
+    int npos = which == FINISH_EXTEND ? 4 : 3;
+    cli_args a;
+    bitt_store *store = NULL;
+    uint64_t id = 0;
+    int64_t ms = -1;
+    int code = cli_parse(c, cmd, argc, argv, which == FINISH_NACK ? nack_specs : NULL,
+                         which == FINISH_NACK ? 2 : 0, npos, npos, &a);
+    if (code != CLI_OK || a.help)
+        return a.help ? cli_help(usages[which]) : code;
+    if ((code = cli_parse_id(cmd, "ID", a.pos[1], &id)) != CLI_OK)
+        return code;
+    if (which == FINISH_EXTEND && (code = cli_parse_ms(cmd, "MS", a.pos[3], &ms)) != CLI_OK)
+        return code;
+    if (which == FINISH_NACK && a.value[1] &&
+        (code = cli_parse_ms(cmd, "--delay", a.value[1], &ms)) != CLI_OK)
+        return code;
+    if ((code = cli_open(c, &store)) == CLI_OK) {
+        int rc;
+        if (which == FINISH_ACK)
+            rc = bitt_queue_ack(store, a.pos[0], id, a.pos[2]);
+        else if (which == FINISH_NACK)
+            rc = bitt_queue_nack(store, a.pos[0], id, a.pos[2], a.value[0], ms);
+        else
+            rc = bitt_queue_extend(store, a.pos[0], id, a.pos[2], ms);
+        if (rc < 0)
+            code = cli_fail(rc);
+    }
+    bitt_store_close(store);
+    return cli_finish(code);
+}
+
+static int q_ack(cli *c, int argc, char **argv)
+{
+    return finish(c, argc, argv, FINISH_ACK);
+}
+
+static int q_nack(cli *c, int argc, char **argv)
+{
+    return finish(c, argc, argv, FINISH_NACK);
+}
+
+static int q_extend(cli *c, int argc, char **argv)
+{
+    return finish(c, argc, argv, FINISH_EXTEND);
+}
+
+static int q_stats(cli *c, int argc, char **argv)
+{
+    cli_args a;
+    bitt_store *store = NULL;
+    int code = cli_parse(c, "queue stats", argc, argv, NULL, 0, 1, 1, &a);
+    if (code != CLI_OK || a.help)
+        return a.help ? cli_help(stats_usage) : code;
+    if ((code = cli_open(c, &store)) == CLI_OK) {
+        bitt_queue_stats s;
+        memset(&s, 0, sizeof(s));
+        s.version = BITT_QUEUE_STATS_VERSION;
+        int rc = bitt_queue_stats_get(store, a.pos[0], &s);
+        if (rc < 0) {
+            code = cli_fail(rc);
+        } else if (c->json) {
+            printf("{\"pending\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"processing\":%" PRIu64
+                   ",\"dead\":%" PRIu64 ",\"oldest_pending_at\":",
+                   s.pending, s.delayed, s.processing, s.dead);
+            if (s.oldest_pending_at == 0)
+                fputs("null}\n", stdout);
+            else
+                printf("%" PRId64 "}\n", s.oldest_pending_at);
+        } else {
+            printf("pending %" PRIu64 "\ndelayed %" PRIu64 "\nprocessing %" PRIu64
+                   "\ndead %" PRIu64 "\noldest_pending_at %" PRId64 "\n",
+                   s.pending, s.delayed, s.processing, s.dead, s.oldest_pending_at);
+        }
+    }
+    bitt_store_close(store);
+    return cli_finish(code);
+}
+
+int cli_queue(cli *c, int argc, char **argv)
+{
+    static const cli_sub subs[] = {
+        {"push", q_push},   {"pop", q_pop},     {"ack", q_ack},
+        {"nack", q_nack},   {"extend", q_extend}, {"stats", q_stats},
+        {"dead", cli_queue_dead}, {"retry", cli_queue_retry},
+        {"purge-dead", cli_queue_purge},
+    };
+    return cli_group(c, "queue", queue_usage,
+                     "push, pop, ack, nack, extend, stats, dead, retry or purge-dead", subs,
+                     sizeof(subs) / sizeof(subs[0]), argc, argv);
+}
