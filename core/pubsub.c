@@ -101,9 +101,17 @@ static int fetch(bitt_sub *sub)
     int rc = store->ops->pubsub_fetch(store->be, &t, sub->channel, sub->last_id, FETCH_BATCH,
                                       sub->buffer);
     bitt__store_leave(store);
-    if (!rc && sub->buffer->count)
-        sub->last_id = sub->buffer->items[sub->buffer->count - 1]->id;
-    return rc;
+    if (rc || !sub->buffer->count)
+        return rc;
+    sub->last_id = sub->buffer->items[sub->buffer->count - 1]->id;
+    /* Retention is a rule, not only a clean-up: a message older than it is
+     * never delivered, whether or not a publish has pruned it yet. */
+    while (sub->next < sub->buffer->count &&
+           sub->buffer->items[sub->next]->created_at <= t.now - store->pubsub_retention_ms) {
+        bitt_message_free(sub->buffer->items[sub->next]);
+        sub->buffer->items[sub->next++] = NULL;
+    }
+    return BITT_OK;
 }
 
 int bitt_pubsub_next(bitt_sub *sub, int64_t timeout_ms, bitt_message **out)

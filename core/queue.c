@@ -157,7 +157,7 @@ static int check_delivery(const bitt_store *store, const char *topic, uint64_t i
     if (rc)
         return rc;
     if (!id)
-        return bitt__fail(BITT_EINVAL, "message id must not be 0");
+        return bitt__fail(BITT_ETOKEN, "message 0 does not exist, so holds no lease");
     if (!token || strlen(token) != BITT_TOKEN_LEN)
         return bitt__fail(BITT_ETOKEN, "ack token is missing or malformed");
     return BITT_OK;

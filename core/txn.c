@@ -152,8 +152,6 @@ int bitt_txn_fence(bitt_txn *txn, const char *name, const char *owner, uint64_t 
     int rc = bitt__check_name(name, "lease name");
     if (!rc)
         rc = bitt__check_name(owner, "lease owner");
-    if (!rc && !epoch)
-        rc = bitt__fail(BITT_EINVAL, "lease epoch must not be 0");
     if (rc)
         return rc;
     return push(txn, (bitt_op){.type = BITT_OP_FENCE, .name = name, .owner = owner,

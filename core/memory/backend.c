@@ -2,10 +2,13 @@
  * core/memory/backend.c: the memory backend's vtable, open and close.
  *
  * A private in-process store: rows in an ordered map (ranges) and a hash
- * index (exact keys), and one versionstamp counter. The engine holds the
- * store mutex around every call, so nothing here locks.
+ * index (exact keys), and one versionstamp counter; the queue, leases,
+ * outbox, publish/subscribe, budgets and schedules keep maps of their own
+ * (one file each). The engine holds the store mutex around every call, so
+ * nothing here locks.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "memory/memory.h"
 
@@ -36,7 +39,26 @@ static void mem_close(bitt_backend *be)
         return;
     bitt__omap_drain(&be->rows, free_row, NULL);
     free(be->buckets);
+    bitt__mem_queue_free(be);
+    bitt__mem_lease_free(be);
+    bitt__mem_outbox_free(be);
+    bitt__mem_pubsub_free(be);
+    bitt__mem_budget_free(be);
+    bitt__mem_schedule_free(be);
     free(be);
+}
+
+int bitt__mem_strdup(const char *s, char **out)
+{
+    *out = NULL;
+    if (!s)
+        return BITT_OK;
+    size_t len = strlen(s);
+    *out = malloc(len + 1);
+    if (!*out)
+        return bitt__fail(BITT_ENOMEM, "out of memory copying a string of %zu bytes", len);
+    memcpy(*out, s, len + 1);
+    return BITT_OK;
 }
 
 static int mem_migrate(bitt_backend *be)
@@ -56,4 +78,39 @@ const bitt_backend_ops bitt__memory_backend = {
     .kv_list = bitt__mem_kv_list,
     .commit = bitt__mem_commit,
     .kv_purge = bitt__mem_kv_purge,
+
+    .queue_claim = bitt__mem_queue_claim,
+    .queue_ack = bitt__mem_queue_ack,
+    .queue_nack = bitt__mem_queue_nack,
+    .queue_extend = bitt__mem_queue_extend,
+    .queue_dead_list = bitt__mem_queue_dead_list,
+    .queue_dead_retry = bitt__mem_queue_dead_retry,
+    .queue_dead_delete = bitt__mem_queue_dead_delete,
+    .queue_stats = bitt__mem_queue_stats,
+
+    .lease_acquire = bitt__mem_lease_acquire,
+    .lease_renew = bitt__mem_lease_renew,
+    .lease_release = bitt__mem_lease_release,
+    .lease_get = bitt__mem_lease_get,
+
+    .outbox_pending = bitt__mem_outbox_pending,
+    .outbox_ack = bitt__mem_outbox_ack,
+    .outbox_fail = bitt__mem_outbox_fail,
+    .outbox_park = bitt__mem_outbox_park,
+    .outbox_parked = bitt__mem_outbox_parked,
+    .outbox_retry = bitt__mem_outbox_retry,
+    .outbox_discard = bitt__mem_outbox_discard,
+    .outbox_counts = bitt__mem_outbox_counts,
+
+    .pubsub_publish = bitt__mem_pubsub_publish,
+    .pubsub_head = bitt__mem_pubsub_head,
+    .pubsub_fetch = bitt__mem_pubsub_fetch,
+
+    .budget_take = bitt__mem_budget_take,
+
+    .schedule_upsert = bitt__mem_schedule_upsert,
+    .schedule_claim = bitt__mem_schedule_claim,
+    .schedule_get = bitt__mem_schedule_get,
+    .schedule_list = bitt__mem_schedule_list,
+    .schedule_delete = bitt__mem_schedule_delete,
 };

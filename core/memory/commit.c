@@ -2,14 +2,16 @@
  * core/memory/commit.c: atomic commits on the memory backend.
  *
  * A commit runs in four passes so that it is all or nothing:
- *   1. every check, against the committed rows;
+ *   1. every check and lease fence, in op order, against the committed
+ *      state;
  *   2. a plan: the mutations in order, on a staging entry per distinct key
  *      (itself a small ordered map), so each op sees the ones before it and
  *      sums are computed; nothing in the store is touched;
  *   3. every allocation the result needs (the new rows, room in the
- *      hash index);
- *   4. linking the new rows in and freeing the replaced ones, which cannot
- *      fail.
+ *      hash index, and the messages and outbox events the commit adds,
+ *      planned by queue_commit.c and outbox_commit.c);
+ *   4. linking the new rows, messages and events in and freeing the
+ *      replaced rows, which cannot fail.
  * A failure in passes 1-3 frees what the commit allocated and leaves the
  * store exactly as it was.
  */
@@ -47,6 +49,14 @@ static int run_checks(bitt_backend *be, bitt_commit *c)
 {
     for (size_t i = 0; i < c->count; i++) {
         const bitt_op *op = &c->ops[i];
+        if (op->type == BITT_OP_FENCE) {
+            int rc = bitt__mem_lease_fence(be, op, c->time.now);
+            if (rc) {
+                c->failed = i;
+                return rc;
+            }
+            continue;
+        }
         if (op->type != BITT_OP_CHECK)
             continue;
         const bitt_mem_row *r = bitt__mem_lookup(be, op->key, op->key_len, c->time.now);
@@ -184,12 +194,16 @@ static void discard(bitt_commit *c, size_t planned, stage *stages, size_t used)
 
 int bitt__mem_commit(bitt_backend *be, bitt_commit *c)
 {
-    size_t mutations = 0;
+    size_t mutations = 0, enqueues = 0, appends = 0;
     for (size_t i = 0; i < c->count; i++) {
         int type = c->ops[i].type;
         if (op_is_mutation(type))
             mutations++;
-        else if (type != BITT_OP_CHECK)
+        else if (type == BITT_OP_ENQUEUE)
+            enqueues++;
+        else if (type == BITT_OP_OUTBOX_APPEND)
+            appends++;
+        else if (type != BITT_OP_CHECK && type != BITT_OP_FENCE)
             return bitt__fail(BITT_EUNSUPPORTED,
                               "the memory backend does not support commit op type %d", type);
     }
@@ -221,11 +235,23 @@ int bitt__mem_commit(bitt_backend *be, bitt_commit *c)
     }
     if (!rc)
         rc = allocate_rows(be, stages, used);
+    bitt_mem_enqueue_plan *queued = NULL;
+    bitt_mem_outbox_plan *appended = NULL;
+    if (!rc && enqueues)
+        rc = bitt__mem_enqueue_plan_prepare(be, c, enqueues, &queued);
+    if (!rc && appends)
+        rc = bitt__mem_outbox_plan_prepare(be, c, appends, &appended);
 
     if (rc) {
         discard(c, planned, stages, used);
+        if (enqueues)
+            bitt__mem_enqueue_plan_discard(c, queued);
+        if (appends)
+            bitt__mem_outbox_plan_discard(c, appended);
     } else {
         apply(be, stages, used);
+        bitt__mem_enqueue_plan_apply(be, queued);
+        bitt__mem_outbox_plan_apply(be, appended);
         be->last_version = version;
         c->version = version;
     }

@@ -6,6 +6,7 @@
 #define BITT_MEMORY_MEMORY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "internal.h"
 #include "memory/ordered_map.h"
@@ -22,8 +23,110 @@ typedef struct bitt_mem_row {
     uint8_t data[]; /* key bytes, then value bytes */
 } bitt_mem_row;
 
+/* ---- queue messages (queue_store.c) --------------------------------------- */
+
+enum { BITT_MEM_PENDING = 0, BITT_MEM_PROCESSING = 1, BITT_MEM_DEAD = 2 };
+
+/* A topic: its messages in three ordered maps and a dedup map. Every
+ * message is in exactly one of ready, final and dead. */
+typedef struct bitt_mem_topic {
+    bitt_omap_node node; /* in be->queue.topics, key = name */
+    bitt_omap ready;     /* pending, and processing with attempts left, by (due_at, id) */
+    bitt_omap final;     /* processing on the last attempt, by (due_at, id) */
+    bitt_omap dead;      /* dead messages by id */
+    bitt_omap dedup;     /* live messages holding a dedup key, by that key */
+    char name[];
+} bitt_mem_topic;
+
+/* One message: one allocation. A message enqueued with a dedup key has a
+ * second map node right after the struct (bitt__mem_msg_dedup_node); then
+ * come the payload and the dedup key. */
+typedef struct bitt_mem_msg {
+    bitt_omap_node order;       /* topic->ready / final (key okey) or topic->dead (okey + 8) */
+    struct bitt_mem_msg *hnext; /* the next message in its id hash bucket */
+    bitt_mem_topic *topic;
+    char *last_error; /* malloc'd, bitt__mem_lease_expired, or NULL */
+    uint64_t id;
+    int64_t created_at;
+    int64_t due_at; /* pending: claimable from; processing: the lease's end */
+    int64_t failed_at;
+    uint32_t attempts;
+    uint32_t max_attempts;
+    uint32_t payload_len;
+    uint32_t dedup_len;
+    int32_t kind;
+    uint8_t state;                  /* BITT_MEM_PENDING / PROCESSING / DEAD */
+    uint8_t has_dedup;              /* enqueued with a dedup key */
+    uint8_t in_dedup;               /* its dedup node is linked in topic->dedup */
+    char token[BITT_TOKEN_LEN + 1]; /* processing: the ack token */
+    uint8_t okey[16];               /* due_at (order-preserving) then id, big-endian */
+} bitt_mem_msg;
+
+/* The bytes after the struct (sizeof is a multiple of the alignment). */
+static inline uint8_t *bitt__mem_msg_tail(const bitt_mem_msg *m)
+{
+    return (uint8_t *)(m + 1) + (m->has_dedup ? sizeof(bitt_omap_node) : 0);
+}
+
+static inline bitt_omap_node *bitt__mem_msg_dedup_node(const bitt_mem_msg *m)
+{
+    return (bitt_omap_node *)(void *)(m + 1);
+}
+
+static inline bitt_mem_msg *bitt__mem_msg_of_dedup(const bitt_omap_node *n)
+{
+    return (bitt_mem_msg *)(void *)n - 1;
+}
+
+static inline const uint8_t *bitt__mem_msg_payload(const bitt_mem_msg *m)
+{
+    return bitt__mem_msg_tail(m);
+}
+
+static inline const uint8_t *bitt__mem_msg_dedup_key(const bitt_mem_msg *m)
+{
+    return bitt__mem_msg_tail(m) + m->payload_len;
+}
+
+/* The queue: topics by name, and every message by id in a hash table. */
+typedef struct bitt_mem_queue {
+    bitt_omap topics;
+    bitt_mem_msg **buckets; /* chains through msg->hnext; a power of two, or 0 */
+    size_t bucket_count;
+    size_t count;
+    uint64_t last_id; /* ids are store-wide, from 1 */
+} bitt_mem_queue;
+
+/* ---- outbox events (outbox.c, outbox_commit.c) ----------------------------- */
+
+/* A stream: its pending and parked events by sequence number. Kept once
+ * created, so a sequence number is never handed out twice. */
+typedef struct bitt_mem_stream {
+    bitt_omap_node node; /* in be->streams, key = name */
+    bitt_omap pending;   /* bitt_mem_event by seq */
+    bitt_omap parked;    /* bitt_mem_event by seq */
+    uint64_t last_seq;
+    char name[];
+} bitt_mem_stream;
+
+typedef struct bitt_mem_event {
+    bitt_omap_node node; /* in stream->pending or stream->parked, key = skey */
+    char *last_error;    /* malloc'd or NULL */
+    uint64_t seq;
+    int64_t created_at;
+    int64_t next_attempt_at; /* 0 = none */
+    int64_t failed_at;       /* when parked */
+    uint32_t attempts;
+    uint32_t payload_len;
+    int32_t kind;
+    int32_t park_reason; /* 0 while pending */
+    uint8_t skey[8];     /* seq, big-endian */
+    uint8_t data[];      /* payload */
+} bitt_mem_event;
+
 /* Every row is in both structures: the ordered map serves ranges and
- * inserts, the hash index exact-key lookups (get, checks, overwrites). */
+ * inserts, the hash index exact-key lookups (get, checks, overwrites).
+ * The other modules keep their own maps beside them. */
 struct bitt_backend {
     bitt_omap rows;         /* bitt_mem_row by key, expired ones included */
     bitt_mem_row **buckets; /* the hash index: chains through row->hnext */
@@ -32,7 +135,51 @@ struct bitt_backend {
     uint64_t last_version;  /* the versionstamp of the last commit; 0 before any */
     size_t ttl_rows;        /* how many rows have expires_at != 0 */
     int64_t min_expiry;     /* no row's expires_at (when != 0) is below this */
+
+    bitt_mem_queue queue;
+    bitt_omap leases;   /* by name, kept forever (epochs) (lease.c) */
+    bitt_omap streams;  /* bitt_mem_stream by name, kept forever (seqs) */
+    bitt_omap channels; /* by name, while it has messages (pubsub.c) */
+    bitt_omap pub_log;  /* every published message by (expires_at, id) */
+    uint64_t pub_last_id;
+    bitt_omap budgets;   /* by name (budget.c) */
+    bitt_omap schedules; /* by key (schedule.c) */
+    bitt_omap sched_due; /* the same schedules by (next_run_at, key) */
 };
+
+/* The struct that holds `member` at ptr (ptr must not be NULL). */
+#define BITT_MEM_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - (offsetof(type, member))))
+
+/* Big-endian encodings whose byte order is the numeric order, for map keys. */
+static inline void bitt__mem_put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static inline uint64_t bitt__mem_get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static inline void bitt__mem_put_i64(uint8_t *p, int64_t v)
+{
+    bitt__mem_put_u64(p, (uint64_t)v ^ (UINT64_C(1) << 63));
+}
+
+/* now + ms (ms >= 0), saturating at INT64_MAX. */
+static inline int64_t bitt__mem_after(int64_t now, int64_t ms)
+{
+    if (ms <= 0)
+        return now;
+    return now > INT64_MAX - ms ? INT64_MAX : now + ms;
+}
+
+/* A malloc'd copy of s in *out (NULL for NULL); BITT_ENOMEM with a message. */
+int bitt__mem_strdup(const char *s, char **out);
 
 static inline bitt_mem_row *bitt__mem_row_of(bitt_omap_node *node)
 {
@@ -90,5 +237,143 @@ int bitt__mem_kv_list(bitt_backend *be, const bitt_time *t, const bitt_range *ra
                       bitt_entries *out);
 int bitt__mem_kv_purge(bitt_backend *be, const bitt_time *t, uint64_t *removed);
 int bitt__mem_commit(bitt_backend *be, bitt_commit *c);
+
+/* ---- queue storage (queue_store.c) ----------------------------------------- */
+
+/* The error of a message dead-lettered by an expired last lease: static,
+ * never freed. */
+extern char bitt__mem_lease_expired[];
+void bitt__mem_error_free(char *error);
+
+bitt_mem_topic *bitt__mem_topic_find(const bitt_backend *be, const char *name);
+/* A new empty topic, not linked; NULL with BITT_ENOMEM set. */
+bitt_mem_topic *bitt__mem_topic_new(const char *name);
+void bitt__mem_topic_link(bitt_backend *be, bitt_mem_topic *topic);
+/* Frees the topic when it holds no message. */
+void bitt__mem_topic_release(bitt_backend *be, bitt_mem_topic *topic);
+
+/* A new pending message due at due_at, not linked; NULL with BITT_ENOMEM. */
+bitt_mem_msg *bitt__mem_msg_new(uint64_t id, const uint8_t *payload, size_t len, int kind,
+                                const uint8_t *dedup, size_t dedup_len, uint32_t max_attempts,
+                                int64_t created_at, int64_t due_at);
+/* Makes room in the id index for `extra` more messages; BITT_ENOMEM. */
+int bitt__mem_msg_reserve(bitt_backend *be, size_t extra);
+/* Links a new message into topic and the id index (room reserved). */
+void bitt__mem_msg_link(bitt_backend *be, bitt_mem_topic *topic, bitt_mem_msg *msg);
+/* Unlinks and frees a message (ack, dead delete). */
+void bitt__mem_msg_drop(bitt_backend *be, bitt_mem_msg *msg);
+/* The message of topic with this id, or NULL. */
+bitt_mem_msg *bitt__mem_msg_find(const bitt_backend *be, const bitt_mem_topic *topic, uint64_t id);
+/* Whether a message in a dedup map still holds its key at now (one whose
+ * last lease expired is as good as dead). */
+int bitt__mem_msg_holds_key(const bitt_mem_msg *msg, int64_t now);
+/* Moves a live message to a new state (pending or processing), attempts
+ * and due_at, into the map that state belongs in. */
+void bitt__mem_msg_move(bitt_mem_msg *msg, int state, uint32_t attempts, int64_t due_at);
+/* Dead-letters a live message: failed_at, error (ownership taken). */
+void bitt__mem_msg_kill(bitt_mem_msg *msg, int64_t failed_at, char *error);
+/* A dead message back to pending at now, attempts 0, error cleared. */
+void bitt__mem_msg_revive(bitt_mem_msg *msg, int64_t now);
+/* Dead-letters topic's processing messages whose last lease ended. */
+void bitt__mem_queue_sweep(bitt_mem_topic *topic, int64_t now);
+/* A bitt_message copy; token, attempts and due_at given by the caller.
+ * NULL with BITT_ENOMEM set. */
+bitt_message *bitt__mem_msg_copy(const bitt_mem_msg *msg, const char *token, uint32_t attempts,
+                                 int64_t due_at);
+void bitt__mem_queue_free(bitt_backend *be);
+
+/* ---- commit ops beyond KV (queue_commit.c, outbox_commit.c, lease.c) ----- */
+
+typedef struct bitt_mem_enqueue_plan bitt_mem_enqueue_plan;
+typedef struct bitt_mem_outbox_plan bitt_mem_outbox_plan;
+
+/* Plan and allocate every ENQUEUE (resp. OUTBOX_APPEND) op of c, of which
+ * there are n, setting their results; nothing in the store changes.
+ * apply then links everything in and cannot fail; discard undoes prepare
+ * (both accept NULL and free the plan). */
+int bitt__mem_enqueue_plan_prepare(bitt_backend *be, bitt_commit *c, size_t n,
+                                   bitt_mem_enqueue_plan **out);
+void bitt__mem_enqueue_plan_apply(bitt_backend *be, bitt_mem_enqueue_plan *plan);
+void bitt__mem_enqueue_plan_discard(bitt_commit *c, bitt_mem_enqueue_plan *plan);
+int bitt__mem_outbox_plan_prepare(bitt_backend *be, bitt_commit *c, size_t n,
+                                  bitt_mem_outbox_plan **out);
+void bitt__mem_outbox_plan_apply(bitt_backend *be, bitt_mem_outbox_plan *plan);
+void bitt__mem_outbox_plan_discard(bitt_commit *c, bitt_mem_outbox_plan *plan);
+/* The stream called name, or NULL (outbox_commit.c). */
+bitt_mem_stream *bitt__mem_stream_find(const bitt_backend *be, const char *name);
+
+/* A FENCE op: BITT_OK or BITT_ELEASELOST with a message. */
+int bitt__mem_lease_fence(bitt_backend *be, const bitt_op *op, int64_t now);
+
+/* ---- the version 2 vtable entries ---------------------------------------- */
+
+int bitt__mem_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
+                          int64_t lease_ms, bitt_messages *out);
+int bitt__mem_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                        const char *token);
+int bitt__mem_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                         const char *token, const char *error, int64_t delay_ms,
+                         const bitt_backoff *backoff);
+int bitt__mem_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                           const char *token, int64_t lease_ms);
+int bitt__mem_queue_stats(bitt_backend *be, const bitt_time *t, const char *topic,
+                          bitt_queue_stats *out);
+int bitt__mem_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *topic,
+                              uint64_t after_id, size_t limit, bitt_messages *out);
+int bitt__mem_queue_dead_retry(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                               uint64_t *count);
+int bitt__mem_queue_dead_delete(bitt_backend *be, const bitt_time *t, const char *topic,
+                                uint64_t id, uint64_t *count);
+
+int bitt__mem_lease_acquire(bitt_backend *be, const bitt_time *t, const char *name,
+                            const char *owner, int64_t ttl_ms, uint64_t *epoch,
+                            int64_t *expires_at);
+int bitt__mem_lease_renew(bitt_backend *be, const bitt_time *t, const char *name, const char *owner,
+                          uint64_t epoch, int64_t ttl_ms, int64_t *expires_at);
+int bitt__mem_lease_release(bitt_backend *be, const bitt_time *t, const char *name,
+                            const char *owner, uint64_t epoch);
+int bitt__mem_lease_get(bitt_backend *be, const bitt_time *t, const char *name, bitt_buf *owner,
+                        uint64_t *epoch, int64_t *expires_at);
+void bitt__mem_lease_free(bitt_backend *be);
+
+int bitt__mem_outbox_pending(bitt_backend *be, const bitt_time *t, const char *stream, size_t limit,
+                             bitt_messages *out);
+int bitt__mem_outbox_ack(bitt_backend *be, const bitt_time *t, const char *stream,
+                         const uint64_t *seqs, size_t count, uint64_t *acked);
+int bitt__mem_outbox_fail(bitt_backend *be, const bitt_time *t, const char *stream, uint64_t seq,
+                          const char *error, int64_t next_attempt_at);
+int bitt__mem_outbox_park(bitt_backend *be, const bitt_time *t, const char *stream, uint64_t seq,
+                          int reason, const char *error);
+int bitt__mem_outbox_parked(bitt_backend *be, const bitt_time *t, const char *stream, int reason,
+                            size_t limit, bitt_messages *out);
+int bitt__mem_outbox_retry(bitt_backend *be, const bitt_time *t, const char *stream,
+                           const uint64_t *seqs, size_t count, uint64_t *moved);
+int bitt__mem_outbox_discard(bitt_backend *be, const bitt_time *t, const char *stream,
+                             const uint64_t *seqs, size_t count, uint64_t *deleted);
+int bitt__mem_outbox_counts(bitt_backend *be, const bitt_time *t, const char *stream,
+                            uint64_t *pending, uint64_t *parked);
+void bitt__mem_outbox_free(bitt_backend *be);
+
+int bitt__mem_pubsub_publish(bitt_backend *be, const bitt_time *t, const char *channel,
+                             const uint8_t *data, size_t len, int64_t retention_ms);
+int bitt__mem_pubsub_head(bitt_backend *be, const bitt_time *t, uint64_t *last_id);
+int bitt__mem_pubsub_fetch(bitt_backend *be, const bitt_time *t, const char *channel,
+                           uint64_t after_id, size_t limit, bitt_messages *out);
+void bitt__mem_pubsub_free(bitt_backend *be);
+
+int bitt__mem_budget_take(bitt_backend *be, const bitt_time *t, const char *name,
+                          const bitt_budget_params *p, int64_t n, int64_t *wait_ms);
+void bitt__mem_budget_free(bitt_backend *be);
+
+int bitt__mem_schedule_upsert(bitt_backend *be, const bitt_time *t, const char *key,
+                              int64_t interval_ms, const uint8_t *payload, size_t len, int kind,
+                              int64_t first_run_at);
+int bitt__mem_schedule_claim(bitt_backend *be, const bitt_time *t, const char *prefix,
+                             bitt_schedule **out);
+int bitt__mem_schedule_get(bitt_backend *be, const bitt_time *t, const char *key,
+                           bitt_schedule **out);
+int bitt__mem_schedule_list(bitt_backend *be, const bitt_time *t, bitt_schedule_array *out);
+int bitt__mem_schedule_delete(bitt_backend *be, const bitt_time *t, const char *key);
+void bitt__mem_schedule_free(bitt_backend *be);
 
 #endif /* BITT_MEMORY_MEMORY_H */
