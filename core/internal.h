@@ -517,7 +517,7 @@ struct bitt_store {
 
 /* Longest delay, lease, TTL or interval the modules accept (~35 years), so
  * that now + duration never overflows. */
-#define BITT_MAX_DURATION_MS ((int64_t)1 << 40)
+#define BITT_MAX_DURATION_MS BITT_DURATION_MAX_MS
 /* BITT_EINVAL unless min <= ms <= BITT_MAX_DURATION_MS. */
 int bitt__check_duration(int64_t ms, int64_t min, const char *what);
 /* A monotonic clock in ms, for how long a wait has run. */

@@ -336,6 +336,10 @@ BITT_API void bitt_txn_free(bitt_txn *txn);
  */
 #define BITT_NAME_MAX 255
 
+/* The longest delay, lease, TTL of a lease or schedule interval accepted, in
+ * ms (about 35 years), so that now + duration never overflows. */
+#define BITT_DURATION_MAX_MS ((int64_t)1 << 40)
+
 /* ---- messages: queue messages, outbox events, published messages --------- */
 /*
  * One read-only record type serves the queue, the outbox and
@@ -383,9 +387,10 @@ BITT_API void bitt_messages_free(bitt_messages *list);
  * enqueue, delayed since their time came, expired leases since they expired,
  * so new work cannot starve retries. Each delivery counts as an attempt and
  * carries a fresh token; ack, nack and extend need the current token of a
- * live lease (BITT_ETOKEN otherwise, and nothing changes). A nack, or a
- * lease that runs out, retries after the backoff; once max_attempts
- * deliveries are used up the message is dead-lettered instead.
+ * live lease (BITT_ETOKEN otherwise, and nothing changes). A nack retries
+ * after the backoff; a lease that runs out makes the message claimable at
+ * once (it waited out its lease). Once max_attempts deliveries are used up,
+ * either one dead-letters the message instead.
  *
  * Store URL options: queue_lease=MS (default lease, 30000),
  * queue_backoff=D1,D2,...  (delays in ms by attempt, the last one repeats)

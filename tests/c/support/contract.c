@@ -494,7 +494,11 @@ char *ct_run_case(const ct_case *c, ct_backend backend, const char *tmpdir)
         run.step_line = steps->items[i]->line;
         run_step(&run, steps->items[i]);
     }
+    ct_close_subs(&run);
     bitt_store_close(run.store);
+    for (size_t i = 0; i < run.ntokens; i++)
+        free(run.tokens[i]);
+    free(run.tokens);
     if (run.file_backed && !run.fail)
         remove_db(path);
     for (size_t i = 0; i < run.nvars; i++) {

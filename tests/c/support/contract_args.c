@@ -20,6 +20,7 @@ static const struct {
     {"ok", BITT_OK},
     {"not_found", BITT_NOTFOUND},
     {"exists", BITT_EXISTS},
+    {"denied", BITT_DENIED},
     {"invalid", BITT_EINVAL},
     {"nomem", BITT_ENOMEM},
     {"too_large", BITT_ETOOLARGE},
@@ -33,6 +34,8 @@ static const struct {
     {"cursor", BITT_ECURSOR},
     {"usage", BITT_EUSAGE},
     {"unsupported", BITT_EUNSUPPORTED},
+    {"token", BITT_ETOKEN},
+    {"lease_lost", BITT_ELEASELOST},
 };
 #define NSTATUS (sizeof STATUSES / sizeof STATUSES[0])
 

@@ -44,6 +44,8 @@ int ct_validate_expect(ct_run *run, const ct_op *op, const js_value *step)
     case OP_TUPLE_ENCODE: allowed = E_HEX; break;
     case OP_TUPLE_DECODE: allowed = E_TUPLE; break;
     }
+    if (CT_IS_MODULE_OP(op->code))
+        allowed = ct_module_expect(op->code);
     const js_value *expect = js_get(step, "expect");
     if (expect) {
         if (ct_members(run, expect, "expect", allowed))
@@ -74,11 +76,22 @@ int ct_validate_expect(ct_run *run, const ct_op *op, const js_value *step)
                                        op_is(op, OP_INCREMENT, OP_TXN, 0, 0)
                                    ? S_VERSION
                                : op->code == OP_LIST && !op->follow ? S_CURSOR : S_NONE;
+        if (CT_IS_MODULE_OP(op->code))
+            s = ct_module_save(op->code);
         if (ct_members(run, save, "save", s))
             return -1;
-        for (size_t i = 0; i < save->count; i++)
-            if (save->items[i]->type != JS_STRING)
-                return ct_broken(run, "save names a variable with a string");
+        for (size_t i = 0; i < save->count; i++) {
+            const js_value *sv = save->items[i];
+            int list = !strcmp(save->keys[i], "ids") || !strcmp(save->keys[i], "tokens");
+            if (list && sv->type == JS_ARRAY) {
+                for (size_t k = 0; k < sv->count; k++)
+                    if (sv->items[k]->type != JS_STRING && sv->items[k]->type != JS_NULL)
+                        return ct_broken(run, "save %s is an array of names (or null)", save->keys[i]);
+            } else if (list || sv->type != JS_STRING) {
+                return ct_broken(run, "save names a variable with a string%s",
+                                 list ? " array" : "");
+            }
+        }
     }
     return 0;
 }
@@ -409,12 +422,14 @@ int ct_check(ct_run *run, const ct_op *op, const js_value *expect, const ct_resu
     case OP_TUPLE_DECODE:
         return (v = js_get(expect, "tuple")) ? check_tuple(run, v, &r->decoded) : 0;
     default:
-        return 0;
+        return CT_IS_MODULE_OP(op->code) ? ct_check_module(run, op, expect, r) : 0;
     }
 }
 
-int ct_save(ct_run *run, const ct_op *op, const js_value *save, const ct_result *r)
+int ct_save(ct_run *run, const ct_op *op, const js_value *save, ct_result *r)
 {
+    if (CT_IS_MODULE_OP(op->code))
+        return ct_save_module(run, op, save, r);
     if (!save)
         return 0;
     const js_value *v;

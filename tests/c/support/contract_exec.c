@@ -249,7 +249,8 @@ static void exec_txn(bitt_store *s, const ct_op *op, ct_result *r)
             rc = bitt_txn_set(t, arg(&a->key), a->key.n, arg(&a->value), a->value.n, a->kind, a->ttl);
             break;
         case ACT_DELETE: rc = bitt_txn_delete(t, arg(&a->key), a->key.n); break;
-        default: rc = bitt_txn_sum(t, arg(&a->key), a->key.n, a->delta); break;
+        case ACT_SUM: rc = bitt_txn_sum(t, arg(&a->key), a->key.n, a->delta); break;
+        default: rc = ct_exec_module_action(t, a); break;
         }
         if (rc) {
             capture(r, rc);
@@ -384,7 +385,10 @@ void ct_exec(bitt_store *s, const ct_op *op, ct_result *r)
         exec_order(op, r);
         break;
     default:
-        problem(r, "op %d cannot be executed here", op->code);
+        if (CT_IS_MODULE_OP(op->code))
+            ct_exec_module(s, op, r);
+        else
+            problem(r, "op %d cannot be executed here", op->code);
     }
 }
 
@@ -398,5 +402,11 @@ void ct_result_free(ct_result *r)
     free(r->cursor);
     ct_bytes_free(&r->encoded);
     ct_tuple_free(&r->decoded);
+    bitt_messages_free(r->msgs);
+    bitt_message_free(r->msg);
+    bitt_buf_dispose(&r->owner);
+    bitt_schedule_free(r->sched);
+    bitt_schedule_list_free(r->scheds, r->nscheds);
+    bitt_pubsub_close(r->sub); /* a subscription nobody saved */
     memset(r, 0, sizeof *r);
 }

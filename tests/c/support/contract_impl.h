@@ -50,8 +50,44 @@ enum ct_opcode {
     OP_TUPLE_ENCODE,
     OP_TUPLE_DECODE,
     OP_TUPLE_ORDER,
-    OP_PARALLEL
+    OP_PARALLEL,
+    /* the 0.2 modules (contract_modules_*.c) */
+    OP_Q_ENQUEUE,
+    OP_Q_DEQUEUE,
+    OP_Q_ACK,
+    OP_Q_NACK,
+    OP_Q_EXTEND,
+    OP_Q_DEAD_LIST,
+    OP_Q_DEAD_RETRY,
+    OP_Q_DEAD_DELETE,
+    OP_Q_STATS,
+    OP_L_ACQUIRE,
+    OP_L_RENEW,
+    OP_L_RELEASE,
+    OP_L_GET,
+    OP_O_APPEND,
+    OP_O_PENDING,
+    OP_O_ACK,
+    OP_O_FAIL,
+    OP_O_PARK,
+    OP_O_PARKED,
+    OP_O_RETRY,
+    OP_O_DISCARD,
+    OP_O_COUNTS,
+    OP_P_SUBSCRIBE,
+    OP_P_PUBLISH,
+    OP_P_NEXT,
+    OP_P_CLOSE,
+    OP_B_TAKE,
+    OP_S_UPSERT,
+    OP_S_CLAIM,
+    OP_S_GET,
+    OP_S_LIST,
+    OP_S_DELETE
 };
+
+/* Whether an op belongs to the 0.2 modules. */
+#define CT_IS_MODULE_OP(code) ((code) >= OP_Q_ENQUEUE && (code) <= OP_S_DELETE)
 
 typedef struct ct_part {
     int type; /* BITT_TUPLE_* */
@@ -65,14 +101,20 @@ typedef struct ct_tuple {
     size_t n;
 } ct_tuple;
 
-enum { ACT_CHECK = 1, ACT_SET, ACT_DELETE, ACT_SUM };
+enum { ACT_CHECK = 1, ACT_SET, ACT_DELETE, ACT_SUM, ACT_ENQUEUE, ACT_FENCE, ACT_OUTBOX };
 
 typedef struct ct_action {
     int type;
-    ct_bytes key, value;
+    ct_bytes key, value; /* value: also the payload of enqueue and outbox_append */
     int kind;
     int64_t ttl, delta;
-    uint64_t version;
+    uint64_t version;    /* check: the version; fence: the epoch */
+    ct_bytes name;       /* enqueue topic, fence lease name, outbox_append stream */
+    ct_bytes owner;      /* fence */
+    ct_bytes dedup;      /* enqueue */
+    int has_dedup;
+    int64_t delay;       /* enqueue */
+    uint32_t max_attempts;
 } ct_action;
 
 typedef struct ct_op {
@@ -97,6 +139,24 @@ typedef struct ct_op {
     size_t ntuples;
     long threads, repeat; /* parallel */
     struct ct_op *inner;
+
+    /* the 0.2 modules */
+    ct_bytes mname;     /* topic, lease name, stream, channel, budget, schedule key, prefix */
+    int has_mname;      /* 0: pass NULL (schedule.claim without a prefix) */
+    ct_bytes owner;     /* lease owner */
+    ct_bytes dedup;     /* enqueue */
+    int has_dedup;
+    char *token;        /* ack, nack, extend */
+    char *error;        /* nack, outbox fail and park; NULL: pass NULL */
+    uint64_t id;        /* message id, seq, epoch, after_id */
+    uint64_t *ids;      /* outbox ack, retry, discard */
+    size_t nids;
+    int has_ids;        /* 0: pass NULL, 0 (retry and discard: all) */
+    int64_t delay, lease_ms, wait_ms, timeout, interval, first_run_at, next_at;
+    int64_t capacity, refill, period, n;
+    uint32_t max_attempts;
+    int reason;
+    bitt_sub *sub;      /* pubsub.next, pubsub.close */
 } ct_op;
 
 void ct_op_free(ct_op *op);
@@ -125,6 +185,22 @@ typedef struct ct_result {
     char recommit_message[256];
     uint64_t recommit_version;
     char problem[512]; /* a broken promise the status cannot show */
+
+    /* the 0.2 modules */
+    bitt_messages *msgs;  /* dequeue, dead_list, outbox pending and parked */
+    bitt_message *msg;    /* pubsub.next */
+    uint64_t id;          /* enqueue: the id; outbox.append: the seq */
+    uint64_t epoch;       /* lease acquire, get */
+    int64_t expires_at;   /* lease acquire, renew, get */
+    bitt_buf owner;       /* lease get */
+    int64_t wait;         /* budget take */
+    uint64_t count;       /* dead_retry, dead_delete, outbox ack, retry, discard */
+    uint64_t pending, parked; /* outbox counts */
+    bitt_queue_stats stats;
+    bitt_schedule *sched; /* claim, get */
+    bitt_schedule **scheds; /* list */
+    size_t nscheds;
+    bitt_sub *sub;        /* subscribe: owned by the result until saved */
 } ct_result;
 
 /* Encodes a tuple with bitt_tuple_push_*, appending to out; a bitt status. */
@@ -143,6 +219,12 @@ typedef struct ct_var {
     char *text; /* NULL: "no cursor" */
 } ct_var;
 
+/* A subscription a case opened; name NULL when the step saved none. */
+typedef struct ct_subvar {
+    char *name;
+    bitt_sub *sub;
+} ct_subvar;
+
 typedef struct ct_run {
     const ct_case *c;
     ct_backend backend;
@@ -155,6 +237,10 @@ typedef struct ct_run {
     int step_line; /* where the step starts in its file */
     const char *opname;
     char *fail; /* the first failure, malloc'd */
+    ct_subvar *subs; /* open subscriptions, closed before the store */
+    size_t nsubs;
+    char **tokens;   /* every ack token handed out in the case */
+    size_t ntokens;
 } ct_run;
 
 /* Records a failure of the current step (the first one wins); returns -1. */
@@ -205,9 +291,36 @@ int ct_prepare(ct_run *run, const js_value *step, ct_op *op, int inner);
 /* Validates expect and save against the op; 0 when fine. */
 int ct_validate_expect(ct_run *run, const ct_op *op, const js_value *step);
 
+/* ---- the 0.2 modules (contract_modules_*.c) ---------------------------------- */
+
+/* The argument names of a module op (NULL-ended), or NULL for another op;
+ * *parallel_ok says whether it may be a parallel step's inner step. */
+const char *const *ct_module_args(int code, int *parallel_ok);
+/* Prepares a module op's arguments (after ct_prepare matched the op). */
+int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op);
+/* Prepares a txn action of a module (enqueue, fence, outbox_append); 1 when
+ * the op is not one of them. */
+int ct_prepare_module_action(ct_run *run, const js_value *a, const char *op, ct_action *out);
+/* Adds a module action to t; a bitt status. */
+int ct_exec_module_action(bitt_txn *t, const ct_action *a);
+/* Executes a module op. */
+void ct_exec_module(bitt_store *s, const ct_op *op, ct_result *res);
+/* The expect and save members a module op allows (NULL-ended). */
+const char *const *ct_module_expect(int code);
+const char *const *ct_module_save(int code);
+int ct_check_module(ct_run *run, const ct_op *op, const js_value *expect, const ct_result *res);
+int ct_save_module(ct_run *run, const ct_op *op, const js_value *save, ct_result *res);
+/* An unsigned integer argument: a number, a string of digits, or
+ * {"var": name} naming a saved number. */
+int ct_u64_arg(ct_run *run, const js_value *v, const char *what, uint64_t *out);
+/* A text argument: a string, or {"var": name} naming saved text. malloc'd. */
+int ct_text_arg(ct_run *run, const js_value *v, const char *what, char **out);
+/* Closes every subscription of the run. */
+void ct_close_subs(ct_run *run);
+
 /* ---- checks (contract_check.c) --------------------------------------------- */
 
 int ct_check(ct_run *run, const ct_op *op, const js_value *expect, const ct_result *res);
-int ct_save(ct_run *run, const ct_op *op, const js_value *save, const ct_result *res);
+int ct_save(ct_run *run, const ct_op *op, const js_value *save, ct_result *res);
 
 #endif /* BITT_TEST_CONTRACT_IMPL_H */

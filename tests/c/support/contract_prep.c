@@ -79,9 +79,15 @@ static int prep_action(ct_run *run, const js_value *a, ct_action *out)
 {
     static const char *const names[] = {"op", "key", "value", "kind", "ttl", "delta", "version", NULL};
     const js_value *op = js_get(a, "op");
-    if (ct_members(run, a, "a txn action", names) || !op || op->type != JS_STRING)
+    if (!op || op->type != JS_STRING)
         return ct_broken(run, "a txn action needs an op");
+    if (strcmp(op->str, "enqueue") && strcmp(op->str, "fence") && strcmp(op->str, "outbox_append") &&
+        ct_members(run, a, "a txn action", names))
+        return -1;
     const char *o = op->str;
+    int mod = ct_prepare_module_action(run, a, o, out);
+    if (mod <= 0)
+        return mod;
     out->type = !strcmp(o, "check") ? ACT_CHECK : !strcmp(o, "set") ? ACT_SET
               : !strcmp(o, "delete") ? ACT_DELETE : !strcmp(o, "sum") ? ACT_SUM : 0;
     if (!out->type)
@@ -140,11 +146,19 @@ static int prep_txn(ct_run *run, const js_value *step, ct_op *op)
             *d = a;
             d->key = (ct_bytes){0};
             d->value = (ct_bytes){0};
-            if (ct_bytes_put(&d->key, a.key.p, a.key.n) || ct_bytes_put(&d->value, a.value.p, a.value.n))
+            d->name = (ct_bytes){0};
+            d->owner = (ct_bytes){0};
+            d->dedup = (ct_bytes){0};
+            if (ct_bytes_put(&d->key, a.key.p, a.key.n) || ct_bytes_put(&d->value, a.value.p, a.value.n) ||
+                ct_bytes_put(&d->name, a.name.p, a.name.n) || ct_bytes_put(&d->owner, a.owner.p, a.owner.n) ||
+                ct_bytes_put(&d->dedup, a.dedup.p, a.dedup.n))
                 rc = ct_broken(run, "out of memory");
         }
         ct_bytes_free(&a.key);
         ct_bytes_free(&a.value);
+        ct_bytes_free(&a.name);
+        ct_bytes_free(&a.owner);
+        ct_bytes_free(&a.dedup);
         if (rc)
             return -1;
     }
@@ -287,6 +301,25 @@ int ct_prepare(ct_run *run, const js_value *step, ct_op *op, int inner)
             if (ct_members(run, step, inner ? "a parallel step's inner step" : "a step", names))
                 return -1;
         }
+    int parallel_ok = 0;
+    if (!op->code) {
+        for (int code = OP_Q_ENQUEUE; code <= OP_S_DELETE && !op->code; code++) {
+            const char *const *args = ct_module_args(code, &parallel_ok);
+            if (!args || strcmp(args[0], name->str) != 0)
+                continue;
+            op->code = code;
+            op->name = args[0];
+            const char *names[24] = {"op", "expect", "save"};
+            size_t n = inner ? 1 : 3;
+            for (size_t j = 1; args[j]; j++)
+                names[n++] = args[j];
+            names[n] = NULL;
+            if (ct_members(run, step, inner ? "a parallel step's inner step" : "a step", names))
+                return -1;
+        }
+    } else {
+        parallel_ok = op->code != OP_FILL && op->code < OP_CLOCK_SET;
+    }
     if (!op->code) {
         if (!inner)
             run->opname = name->str;
@@ -294,8 +327,10 @@ int ct_prepare(ct_run *run, const js_value *step, ct_op *op, int inner)
     }
     if (!inner)
         run->opname = op->name;
-    if (inner && (op->code == OP_FILL || op->code >= OP_CLOCK_SET))
+    if (inner && !parallel_ok)
         return ct_broken(run, "%s cannot run in parallel", op->name);
+    if (CT_IS_MODULE_OP(op->code))
+        return ct_prepare_module(run, step, op);
 
     const js_value *key = js_get(step, "key"), *value = js_get(step, "value");
     const js_value *ttl = js_get(step, "ttl"), *delta = js_get(step, "delta");
@@ -378,12 +413,23 @@ void ct_op_free(ct_op *op)
     for (size_t i = 0; op->actions && i < op->nactions; i++) {
         ct_bytes_free(&op->actions[i].key);
         ct_bytes_free(&op->actions[i].value);
+        ct_bytes_free(&op->actions[i].name);
+        ct_bytes_free(&op->actions[i].owner);
+        ct_bytes_free(&op->actions[i].dedup);
     }
     free(op->actions);
     for (size_t i = 0; op->tuples && i < op->ntuples; i++)
         ct_tuple_free(&op->tuples[i]);
     free(op->tuples);
     free(op->cursor);
+    ct_bytes_free(&op->mname);
+    ct_bytes_free(&op->owner);
+    ct_bytes_free(&op->dedup);
+    free(op->token);
+    free(op->error);
+    free(op->ids);
+    if (op->code == OP_P_CLOSE)
+        bitt_pubsub_close(op->sub); /* the step's call: see pubsub.close in README.md */
     if (op->inner) {
         ct_op_free(op->inner);
         free(op->inner);
