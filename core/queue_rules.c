@@ -10,7 +10,7 @@
 /* Tokens need to be unique and unguessable by another worker, not secret
  * keys: a per-thread splitmix64 stream seeded from the kernel once. */
 static _Thread_local uint64_t token_state;
-static _Thread_local int token_seeded;
+static _Thread_local pid_t token_pid; /* 0 = not seeded */
 
 static uint64_t splitmix64(void)
 {
@@ -31,13 +31,15 @@ static void seed_tokens(void)
                (uint64_t)(uintptr_t)&token_state;
     }
     token_state = seed;
-    token_seeded = 1;
+    token_pid = getpid();
 }
 
 void bitt__token_new(char *out)
 {
     static const char hex[] = "0123456789abcdef";
-    if (!token_seeded)
+    /* A forked child inherits the stream: reseed, or two children would
+     * hand out the same tokens. */
+    if (token_pid != getpid())
         seed_tokens();
     for (int half = 0; half < 2; half++) {
         uint64_t v = splitmix64();

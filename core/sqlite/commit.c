@@ -3,10 +3,11 @@
  *
  * One write transaction (BEGIN IMMEDIATE: a deferred read-then-write
  * transaction would get SQLITE_BUSY without the busy handler) runs every
- * check against the committed state, then takes one versionstamp from
- * <p>meta (so versions are unique and increasing across every process on
- * the file), then applies the mutations in order, each seeing the ones
- * before it. Any failure rolls the whole transaction back.
+ * check and lease fence, in op order, against the committed state, then
+ * takes one versionstamp from <p>meta (so versions are unique and
+ * increasing across every process on the file), then applies the
+ * mutations in order (sets, deletes, sums, enqueues, outbox appends), each
+ * seeing the ones before it. Any failure rolls the whole transaction back.
  */
 #include <inttypes.h>
 
@@ -141,6 +142,8 @@ static void sq_forget_results(bitt_commit *c)
         op->old = NULL;
         op->found = 0;
         op->result = 0;
+        op->id = 0;
+        op->deduped = 0;
     }
 }
 
@@ -149,6 +152,14 @@ static int sq_apply(bitt_backend *be, bitt_commit *c)
     int64_t now = c->time.now;
     for (size_t i = 0; i < c->count; i++) {
         bitt_op *op = &c->ops[i];
+        if (op->type == BITT_OP_FENCE) {
+            int status = bitt__sq_lease_fence(be, now, op, i);
+            if (status == BITT_ELEASELOST)
+                c->failed = i;
+            if (status != BITT_OK)
+                return status;
+            continue;
+        }
         if (op->type != BITT_OP_CHECK)
             continue;
         uint64_t current;
@@ -168,13 +179,16 @@ static int sq_apply(bitt_backend *be, bitt_commit *c)
     for (size_t i = 0; i < c->count && status == BITT_OK; i++) {
         bitt_op *op = &c->ops[i];
         switch (op->type) {
-        case BITT_OP_CHECK: break;
+        case BITT_OP_CHECK:
+        case BITT_OP_FENCE: break;
         case BITT_OP_SET:
             status = sq_upsert(be, op->key, op->key_len, op->value, op->value_len, op->kind,
                                c->version, bitt__expiry(now, op->ttl_ms), "commit (set)");
             break;
         case BITT_OP_DELETE: status = sq_delete(be, now, op); break;
         case BITT_OP_SUM: status = sq_sum(be, now, c->version, op); break;
+        case BITT_OP_ENQUEUE: status = bitt__sq_queue_insert(be, now, op); break;
+        case BITT_OP_OUTBOX_APPEND: status = bitt__sq_outbox_insert(be, now, op); break;
         default:
             status = bitt__fail(BITT_EUNSUPPORTED,
                                 "sqlite: commit: operation type %d is not supported", op->type);

@@ -19,7 +19,7 @@
     "SELECT key, value, kind, version, expires_at FROM \"{p}kv\" WHERE key >= ?1" hi               \
     " AND (expires_at IS NULL OR expires_at > ?3) ORDER BY key " order " LIMIT ?4"
 
-static const char *const sq_sql[SQ_COUNT] = {
+static const char *const sq_sql[SQ_KV_END] = {
     [SQ_BEGIN] = "BEGIN",
     [SQ_BEGIN_IMMEDIATE] = "BEGIN IMMEDIATE",
     [SQ_COMMIT] = "COMMIT",
@@ -42,8 +42,7 @@ static const char *const sq_sql[SQ_COUNT] = {
     [SQ_PURGE] = "DELETE FROM \"{p}kv\" WHERE expires_at IS NOT NULL AND expires_at <= ?1",
 };
 
-/* Replaces every "{p}" of tmpl with prefix; NULL on out of memory. */
-static char *sq_expand(const char *tmpl, const char *prefix)
+char *bitt__sq_expand(const char *tmpl, const char *prefix)
 {
     size_t plen = strlen(prefix), n = 0;
     for (const char *s = tmpl; *s; s++)
@@ -66,10 +65,10 @@ static char *sq_expand(const char *tmpl, const char *prefix)
 
 int bitt__sq_prepare(bitt_backend *be, bitt_sq_id from, bitt_sq_id to)
 {
-    for (int id = from; id < (int)to; id++) {
+    for (int id = from; id < (int)to && id < SQ_KV_END; id++) {
         if (be->stmts[id])
             continue;
-        char *sql = sq_expand(sq_sql[id], be->prefix);
+        char *sql = bitt__sq_expand(sq_sql[id], be->prefix);
         if (!sql)
             return bitt__fail(BITT_ENOMEM, "sqlite: out of memory preparing a statement");
         int rc =
@@ -82,6 +81,25 @@ int bitt__sq_prepare(bitt_backend *be, bitt_sq_id from, bitt_sq_id to)
             return status;
         }
     }
+    return BITT_OK;
+}
+
+int bitt__sq_stmt(bitt_backend *be, bitt_sq_id id, const char *tmpl, sqlite3_stmt **out)
+{
+    if ((*out = be->stmts[id]) != NULL)
+        return BITT_OK;
+    char *sql = bitt__sq_expand(tmpl, be->prefix);
+    if (!sql)
+        return bitt__fail(BITT_ENOMEM, "sqlite: out of memory preparing a statement");
+    int rc = sqlite3_prepare_v3(be->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &be->stmts[id], NULL);
+    free(sql);
+    if (rc != SQLITE_OK) {
+        int status = bitt__sq_fail(be, rc, "preparing a statement");
+        sqlite3_finalize(be->stmts[id]);
+        be->stmts[id] = NULL;
+        return status;
+    }
+    *out = be->stmts[id];
     return BITT_OK;
 }
 
@@ -110,6 +128,20 @@ int bitt__sq_exec(bitt_backend *be, bitt_sq_id id, const char *what)
     }
     int status = bitt__sq_fail(be, rc, what);
     sqlite3_reset(st);
+    return status;
+}
+
+int bitt__sq_run(bitt_backend *be, sqlite3_stmt *st, int bind_rc, const char *what,
+                 uint64_t *changes)
+{
+    int rc = bind_rc;
+    if (rc == SQLITE_OK)
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            ;
+    int status = rc == SQLITE_DONE ? BITT_OK : bitt__sq_fail(be, rc, what);
+    sqlite3_reset(st);
+    if (changes)
+        *changes = status == BITT_OK ? (uint64_t)sqlite3_changes(be->db) : 0;
     return status;
 }
 
@@ -142,6 +174,22 @@ int bitt__sq_commit(bitt_backend *be, const char *what)
     if (status != BITT_OK)
         bitt__sq_rollback(be);
     return status;
+}
+
+int bitt__sq_end(bitt_backend *be, int status, const char *what)
+{
+    if (status < 0) {
+        bitt__sq_rollback(be);
+        return status;
+    }
+    int rc = bitt__sq_commit(be, what);
+    return rc != BITT_OK ? rc : status;
+}
+
+int bitt__sq_write(bitt_backend *be, const char *what)
+{
+    int status = bitt__sq_schema(be);
+    return status != BITT_OK ? status : bitt__sq_begin_write(be, what);
 }
 
 /* ---- options ----------------------------------------------------------------- */
@@ -293,4 +341,33 @@ const bitt_backend_ops bitt__sqlite_backend = {
     .kv_list = bitt__sq_kv_list,
     .commit = bitt__sq_commit_ops,
     .kv_purge = bitt__sq_kv_purge,
+    .queue_claim = bitt__sq_queue_claim,
+    .queue_ack = bitt__sq_queue_ack,
+    .queue_nack = bitt__sq_queue_nack,
+    .queue_extend = bitt__sq_queue_extend,
+    .queue_dead_list = bitt__sq_queue_dead_list,
+    .queue_dead_retry = bitt__sq_queue_dead_retry,
+    .queue_dead_delete = bitt__sq_queue_dead_delete,
+    .queue_stats = bitt__sq_queue_stats,
+    .lease_acquire = bitt__sq_lease_acquire,
+    .lease_renew = bitt__sq_lease_renew,
+    .lease_release = bitt__sq_lease_release,
+    .lease_get = bitt__sq_lease_get,
+    .outbox_pending = bitt__sq_outbox_pending,
+    .outbox_ack = bitt__sq_outbox_ack,
+    .outbox_fail = bitt__sq_outbox_fail,
+    .outbox_park = bitt__sq_outbox_park,
+    .outbox_parked = bitt__sq_outbox_parked,
+    .outbox_retry = bitt__sq_outbox_retry,
+    .outbox_discard = bitt__sq_outbox_discard,
+    .outbox_counts = bitt__sq_outbox_counts,
+    .pubsub_publish = bitt__sq_pubsub_publish,
+    .pubsub_head = bitt__sq_pubsub_head,
+    .pubsub_fetch = bitt__sq_pubsub_fetch,
+    .budget_take = bitt__sq_budget_take,
+    .schedule_upsert = bitt__sq_schedule_upsert,
+    .schedule_claim = bitt__sq_schedule_claim,
+    .schedule_get = bitt__sq_schedule_get,
+    .schedule_list = bitt__sq_schedule_list,
+    .schedule_delete = bitt__sq_schedule_delete,
 };

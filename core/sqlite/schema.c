@@ -2,32 +2,82 @@
  * core/sqlite/schema.c: the SQLite schema, its migrations, and the check
  * that a database is bitt's and not newer than this library.
  *
+ * Version 1:
  *   <p>meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL)
  *       'schema_version' (BITT_SQ_SCHEMA_VERSION) and the 'versionstamp'
  *       counter every commit increments
  *   <p>kv(key BLOB PRIMARY KEY, value BLOB NOT NULL, kind INTEGER NOT NULL,
  *         version INTEGER NOT NULL, expires_at INTEGER) WITHOUT ROWID
  *       expires_at NULL = never; a partial index on the rows that expire
+ * Version 2 adds (new tables only, so a version-1 file migrates in place):
+ *   <p>queue     messages; state 0 pending, 1 processing, 2 dead. Indexes:
+ *                (topic, state, due_at) (then id: the rowid) for claims,
+ *                sweeps and stats;
+ *                (topic, id) WHERE dead, for dead-letter pages; UNIQUE
+ *                (topic, dedup_key) over the live messages that have one
+ *   <p>lease     name -> owner (NULL = released), epoch, expires_at
+ *   <p>outbox    (stream, seq) events; state 0 pending, 1 parked; index
+ *                (stream, state, seq)
+ *   <p>outbox_seq  the last sequence number handed out per stream
+ *   <p>pubsub    the publish log: AUTOINCREMENT ids (never reused), kept
+ *                until expires_at (publish time + retention); indexes
+ *                (channel, id) for fetches and (expires_at) for pruning
+ *   <p>budget    token buckets: level, updated_at, period_ms
+ *   <p>schedule  key -> interval, payload, next_run_at; index (next_run_at,
+ *                key) for claims
  *
- * A table of that name without bitt's columns belongs to someone else: it
- * is refused, never altered. Migrations run in BEGIN IMMEDIATE, so several
- * processes may run them at once: one creates, the others find it done.
+ * A table of one of those names without bitt's columns belongs to someone
+ * else: it is refused, never altered. Migrations run in BEGIN IMMEDIATE,
+ * so several processes may run them at once: one creates, the others find
+ * it done.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sqlite_internal.h"
 
 enum { SQ_TABLE_MISSING, SQ_TABLE_OURS, SQ_TABLE_FOREIGN };
 
-typedef struct sq_schema_info {
-    int meta;          /* SQ_TABLE_* */
-    int kv;            /* SQ_TABLE_* */
-    long long version; /* recorded schema version, 0 when none */
-} sq_schema_info;
+#define SQ_STR2(x) #x
+#define SQ_STR(x) SQ_STR2(x)
+
+/* bitt's tables and the columns that make one ours; meta and kv first. */
+typedef struct sq_table {
+    const char *suffix;
+    const char *const *cols;
+} sq_table;
 
 static const char *const sq_meta_columns[] = {"name", "value", NULL};
 static const char *const sq_kv_columns[] = {"key", "value", "kind", "version", "expires_at", NULL};
+static const char *const sq_queue_columns[] = {
+    "id",         "topic",   "state", "due_at",     "attempts",  "max_attempts", "token",
+    "last_error", "payload", "kind",  "created_at", "failed_at", "dedup_key",    NULL};
+static const char *const sq_lease_columns[] = {"name", "owner", "epoch", "expires_at", NULL};
+static const char *const sq_outbox_columns[] = {
+    "stream",          "seq",        "state",      "payload",   "kind",   "attempts",
+    "next_attempt_at", "last_error", "created_at", "parked_at", "reason", NULL};
+static const char *const sq_outbox_seq_columns[] = {"stream", "last", NULL};
+static const char *const sq_pubsub_columns[] = {"id",         "channel",    "payload",
+                                                "created_at", "expires_at", NULL};
+static const char *const sq_budget_columns[] = {"name", "level", "updated_at", "period_ms", NULL};
+static const char *const sq_schedule_columns[] = {"key",  "interval_ms", "payload",
+                                                  "kind", "next_run_at", NULL};
+
+static const sq_table sq_tables[] = {
+    {"meta", sq_meta_columns},         {"kv", sq_kv_columns},
+    {"queue", sq_queue_columns},       {"lease", sq_lease_columns},
+    {"outbox", sq_outbox_columns},     {"outbox_seq", sq_outbox_seq_columns},
+    {"pubsub", sq_pubsub_columns},     {"budget", sq_budget_columns},
+    {"schedule", sq_schedule_columns},
+};
+
+enum { SQ_T_META, SQ_T_KV, SQ_T_COUNT = sizeof sq_tables / sizeof *sq_tables };
+
+typedef struct sq_schema_info {
+    int state[SQ_T_COUNT]; /* SQ_TABLE_* of each of sq_tables */
+    long long version;     /* recorded schema version, 0 when none */
+} sq_schema_info;
 
 /* Whether the table prefix+suffix is missing, has every column of cols, or
  * is someone else's. */
@@ -69,10 +119,10 @@ static int sq_table_state(bitt_backend *be, const char *suffix, const char *cons
 static int sq_inspect(bitt_backend *be, sq_schema_info *info)
 {
     info->version = 0;
-    int status = sq_table_state(be, "meta", sq_meta_columns, &info->meta);
-    if (status == BITT_OK)
-        status = sq_table_state(be, "kv", sq_kv_columns, &info->kv);
-    if (status != BITT_OK || info->meta != SQ_TABLE_OURS)
+    int status = BITT_OK;
+    for (int i = 0; i < SQ_T_COUNT && status == BITT_OK; i++)
+        status = sq_table_state(be, sq_tables[i].suffix, sq_tables[i].cols, &info->state[i]);
+    if (status != BITT_OK || info->state[SQ_T_META] != SQ_TABLE_OURS)
         return status;
 
     char sql[128];
@@ -95,36 +145,42 @@ static int sq_inspect(bitt_backend *be, sq_schema_info *info)
  * schema that is missing or older (the caller must migrate first). */
 static int sq_judge(bitt_backend *be, const sq_schema_info *info, int migrating)
 {
-    if (info->meta == SQ_TABLE_FOREIGN)
+    const char *p = be->prefix;
+    for (int i = 0; i < SQ_T_COUNT; i++) {
+        if (info->state[i] != SQ_TABLE_FOREIGN)
+            continue;
+        char cols[256] = "";
+        for (const char *const *c = sq_tables[i].cols; *c; c++)
+            snprintf(cols + strlen(cols), sizeof cols - strlen(cols), "%s%s",
+                     c == sq_tables[i].cols ? "" : ", ", *c);
         return bitt__fail(BITT_ESCHEMA,
-                          "sqlite: table \"%smeta\" exists without bitt's columns (name, value); "
-                          "bitt never alters it: choose another table_prefix",
-                          be->prefix);
-    if (info->kv == SQ_TABLE_FOREIGN)
-        return bitt__fail(BITT_ESCHEMA,
-                          "sqlite: table \"%skv\" exists without bitt's columns (key, value, "
-                          "kind, version, expires_at); bitt never alters it: choose another "
-                          "table_prefix",
-                          be->prefix);
-    /* bitt creates both tables and the version row in one transaction:
+                          "sqlite: table \"%s%s\" exists without bitt's columns (%s); bitt never "
+                          "alters it: choose another table_prefix",
+                          p, sq_tables[i].suffix, cols);
+    }
+    /* bitt creates its tables and the version row in one transaction:
      * one without the other was made by someone else. */
-    if (info->meta == SQ_TABLE_OURS && info->version == 0)
+    if (info->state[SQ_T_META] == SQ_TABLE_OURS && info->version == 0)
         return bitt__fail(BITT_ESCHEMA,
                           "sqlite: table \"%smeta\" exists but records no bitt schema version, so "
                           "it is not bitt's; bitt never alters it: choose another table_prefix",
-                          be->prefix);
-    if (info->meta == SQ_TABLE_MISSING && info->kv == SQ_TABLE_OURS)
-        return bitt__fail(BITT_ESCHEMA,
-                          "sqlite: table \"%skv\" exists without \"%smeta\", so it is not "
-                          "bitt's; bitt never alters it: choose another table_prefix",
-                          be->prefix, be->prefix);
+                          p);
+    if (info->state[SQ_T_META] == SQ_TABLE_MISSING)
+        for (int i = 0; i < SQ_T_COUNT; i++)
+            if (info->state[i] == SQ_TABLE_OURS)
+                return bitt__fail(BITT_ESCHEMA,
+                                  "sqlite: table \"%s%s\" exists without \"%smeta\", so it is not "
+                                  "bitt's; bitt never alters it: choose another table_prefix",
+                                  p, sq_tables[i].suffix, p);
     if (info->version > BITT_SQ_SCHEMA_VERSION)
         return bitt__fail(BITT_ESCHEMA,
                           "sqlite: the database has bitt schema version %lld, newer than this "
                           "library's version %d: upgrade bitt to use it",
                           info->version, BITT_SQ_SCHEMA_VERSION);
-    if (!migrating && (info->meta != SQ_TABLE_OURS || info->kv != SQ_TABLE_OURS ||
-                       info->version < BITT_SQ_SCHEMA_VERSION))
+    int complete = info->version == BITT_SQ_SCHEMA_VERSION;
+    for (int i = 0; i < SQ_T_COUNT; i++)
+        complete = complete && info->state[i] == SQ_TABLE_OURS;
+    if (!migrating && !complete)
         return bitt__fail(BITT_ESCHEMA,
                           "sqlite: the database is not migrated (schema version %lld, this "
                           "library needs %d): call bitt_store_migrate() or open with "
@@ -133,25 +189,64 @@ static int sq_judge(bitt_backend *be, const sq_schema_info *info, int migrating)
     return BITT_OK;
 }
 
-/* Creates whatever is missing and records the schema version. */
+/* Creates whatever is missing and records the schema version: every
+ * statement is idempotent, so a version-1 database gains the version-2
+ * tables and nothing else changes. */
+static const char sq_ddl[] =
+    /* version 1 */
+    "CREATE TABLE IF NOT EXISTS \"{p}meta\" ("
+    "name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS \"{p}kv\" ("
+    "key BLOB PRIMARY KEY, value BLOB NOT NULL, kind INTEGER NOT NULL, "
+    "version INTEGER NOT NULL, expires_at INTEGER) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS \"{p}kv_expires\" ON \"{p}kv\" (expires_at) "
+    "WHERE expires_at IS NOT NULL;"
+    "INSERT OR IGNORE INTO \"{p}meta\" (name, value) VALUES ('versionstamp', 0);"
+    /* version 2 */
+    "CREATE TABLE IF NOT EXISTS \"{p}queue\" ("
+    "id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, state INTEGER NOT NULL, "
+    "due_at INTEGER NOT NULL, attempts INTEGER NOT NULL, max_attempts INTEGER NOT NULL, "
+    "token TEXT, last_error TEXT, payload BLOB NOT NULL, kind INTEGER NOT NULL, "
+    "created_at INTEGER NOT NULL, failed_at INTEGER NOT NULL, dedup_key BLOB);"
+    "CREATE INDEX IF NOT EXISTS \"{p}queue_claim\" ON \"{p}queue\" (topic, state, due_at);"
+    "CREATE INDEX IF NOT EXISTS \"{p}queue_dead\" ON \"{p}queue\" (topic, id) WHERE state = 2;"
+    "CREATE UNIQUE INDEX IF NOT EXISTS \"{p}queue_dedup\" ON \"{p}queue\" (topic, dedup_key) "
+    "WHERE dedup_key IS NOT NULL AND state <> 2;"
+    "CREATE TABLE IF NOT EXISTS \"{p}lease\" ("
+    "name TEXT PRIMARY KEY, owner TEXT, epoch INTEGER NOT NULL, expires_at INTEGER NOT NULL) "
+    "WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS \"{p}outbox\" ("
+    "stream TEXT NOT NULL, seq INTEGER NOT NULL, state INTEGER NOT NULL, payload BLOB NOT NULL, "
+    "kind INTEGER NOT NULL, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, "
+    "last_error TEXT, created_at INTEGER NOT NULL, parked_at INTEGER NOT NULL, "
+    "reason INTEGER NOT NULL, PRIMARY KEY (stream, seq));"
+    "CREATE INDEX IF NOT EXISTS \"{p}outbox_state\" ON \"{p}outbox\" (stream, state, seq);"
+    "CREATE TABLE IF NOT EXISTS \"{p}outbox_seq\" ("
+    "stream TEXT PRIMARY KEY, last INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS \"{p}pubsub\" ("
+    "id INTEGER PRIMARY KEY AUTOINCREMENT, channel TEXT NOT NULL, payload BLOB NOT NULL, "
+    "created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS \"{p}pubsub_channel\" ON \"{p}pubsub\" (channel, id);"
+    "CREATE INDEX IF NOT EXISTS \"{p}pubsub_expires\" ON \"{p}pubsub\" (expires_at);"
+    "CREATE TABLE IF NOT EXISTS \"{p}budget\" ("
+    "name TEXT PRIMARY KEY, level INTEGER NOT NULL, updated_at INTEGER NOT NULL, "
+    "period_ms INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS \"{p}schedule\" ("
+    "key TEXT PRIMARY KEY, interval_ms INTEGER NOT NULL, payload BLOB NOT NULL, "
+    "kind INTEGER NOT NULL, next_run_at INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS \"{p}schedule_due\" ON \"{p}schedule\" (next_run_at, key);"
+    /* the version goes up, never down */
+    "INSERT INTO \"{p}meta\" (name, value) VALUES ('schema_version', " SQ_STR(
+        BITT_SQ_SCHEMA_VERSION) ") ON CONFLICT (name) DO UPDATE SET value = excluded.value "
+                                "WHERE value < excluded.value;";
+
 static int sq_create(bitt_backend *be)
 {
-    const char *p = be->prefix;
-    char sql[1024];
-    snprintf(sql, sizeof sql,
-             "CREATE TABLE IF NOT EXISTS \"%smeta\" ("
-             "name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
-             "CREATE TABLE IF NOT EXISTS \"%skv\" ("
-             "key BLOB PRIMARY KEY, value BLOB NOT NULL, kind INTEGER NOT NULL, "
-             "version INTEGER NOT NULL, expires_at INTEGER) WITHOUT ROWID;"
-             "CREATE INDEX IF NOT EXISTS \"%skv_expires\" ON \"%skv\" (expires_at) "
-             "WHERE expires_at IS NOT NULL;"
-             "INSERT OR IGNORE INTO \"%smeta\" (name, value) VALUES ('versionstamp', 0);"
-             "INSERT INTO \"%smeta\" (name, value) VALUES ('schema_version', %d) "
-             "ON CONFLICT (name) DO UPDATE SET value = excluded.value "
-             "WHERE value < excluded.value;",
-             p, p, p, p, p, p, BITT_SQ_SCHEMA_VERSION);
+    char *sql = bitt__sq_expand(sq_ddl, be->prefix);
+    if (!sql)
+        return bitt__fail(BITT_ENOMEM, "sqlite: out of memory migrating");
     int rc = sqlite3_exec(be->db, sql, NULL, NULL, NULL);
+    free(sql);
     return rc == SQLITE_OK ? BITT_OK : bitt__sq_fail(be, rc, "migrate (creating tables)");
 }
 
@@ -171,7 +266,7 @@ int bitt__sq_migrate(bitt_backend *be)
     else
         bitt__sq_rollback(be);
     if (status == BITT_OK)
-        status = bitt__sq_prepare(be, SQ_FIRST_TABLE, SQ_COUNT);
+        status = bitt__sq_prepare(be, SQ_FIRST_TABLE, SQ_KV_END);
     be->schema_ok = status == BITT_OK;
     return status;
 }
@@ -190,7 +285,7 @@ int bitt__sq_schema_slow(bitt_backend *be)
     if (status == BITT_OK)
         status = sq_judge(be, &info, 0);
     if (status == BITT_OK)
-        status = bitt__sq_prepare(be, SQ_FIRST_TABLE, SQ_COUNT);
+        status = bitt__sq_prepare(be, SQ_FIRST_TABLE, SQ_KV_END);
     be->schema_ok = status == BITT_OK;
     return status;
 }

@@ -5,7 +5,16 @@
  *             transactions, the vtable
  *   schema.c  migrations and the "is this database ours" check
  *   kv.c      get, get-many, list, purge
- *   commit.c  atomic commits (checks, set, delete, sum)
+ *   commit.c  atomic commits (checks, fences, set, delete, sum, enqueue,
+ *             outbox append)
+ *   rows.c    messages made from rows, shared by queue, outbox and pubsub
+ *   queue.c   claim, ack, nack, extend, the expired-lease sweep, enqueue
+ *   queue_dead.c  dead letters (list, retry, delete) and per-topic stats
+ *   lease.c   leases and the fence check of commits
+ *   outbox.c  per-stream event logs, parked events
+ *   pubsub.c  the publish/subscribe log
+ *   budget.c  token buckets
+ *   schedule.c  interval schedules
  *
  * The engine holds the store's mutex around every backend call, so one
  * connection (opened SQLITE_OPEN_NOMUTEX) is used by one thread at a time.
@@ -18,13 +27,14 @@
 #include "internal.h"
 
 /* The schema version this library writes and understands. */
-#define BITT_SQ_SCHEMA_VERSION 1
+#define BITT_SQ_SCHEMA_VERSION 2
 #define BITT_SQ_PREFIX_MAX 32
 
 /* Every statement the backend runs, prepared once and kept for the
- * connection's life (reused with sqlite3_reset). The SQL lives in conn.c.
- * Those before SQ_FIRST_TABLE are prepared at open; the others, which name
- * bitt's tables, as soon as the schema is known to be there. */
+ * connection's life (reused with sqlite3_reset). Those before
+ * SQ_FIRST_TABLE are prepared at open; the KV ones (SQL in conn.c) as soon
+ * as the schema is known to be there; those from SQ_KV_END on (SQL beside
+ * the code that runs them) on first use, with bitt__sq_stmt(). */
 typedef enum bitt_sq_id {
     SQ_BEGIN,           /* BEGIN (deferred: read snapshots) */
     SQ_BEGIN_IMMEDIATE, /* BEGIN IMMEDIATE (every write) */
@@ -41,6 +51,60 @@ typedef enum bitt_sq_id {
     SQ_LIST_ASC_HI,            /* [lo, hi), ascending */
     SQ_LIST_DESC_HI,
     SQ_PURGE, /* deletes rows with expires_at <= now */
+    SQ_KV_END,
+    /* queue.c, queue_dead.c */
+    SQ_Q_SWEEP = SQ_KV_END, /* dead-letters a topic's expired last attempts */
+    SQ_Q_CLAIM,             /* claimable rows in (due_at, id) order */
+    SQ_Q_LEASE,             /* one claimed row: processing, token, lease */
+    SQ_Q_ACK,
+    SQ_Q_HELD,  /* attempts of a live lease (id, topic, token) */
+    SQ_Q_RETRY, /* nack: pending again */
+    SQ_Q_BURY,  /* nack: dead */
+    SQ_Q_EXTEND,
+    SQ_Q_WHY,   /* why a token was refused */
+    SQ_Q_DEDUP, /* the live message holding a dedup key */
+    SQ_Q_INSERT,
+    SQ_Q_DEAD_LIST,
+    SQ_Q_DEAD_RETRY_ONE,
+    SQ_Q_DEAD_RETRY_ALL,
+    SQ_Q_DEAD_DELETE_ONE,
+    SQ_Q_DEAD_DELETE_ALL,
+    SQ_Q_STATS,
+    /* lease.c */
+    SQ_L_ACQUIRE,
+    SQ_L_RENEW,
+    SQ_L_RELEASE,
+    SQ_L_GET,
+    /* outbox.c */
+    SQ_O_NEXT_SEQ,
+    SQ_O_INSERT,
+    SQ_O_PENDING,
+    SQ_O_ACK,
+    SQ_O_FAIL,
+    SQ_O_PARK,
+    SQ_O_PARKED_ANY,
+    SQ_O_PARKED_REASON,
+    SQ_O_RETRY_ONE,
+    SQ_O_RETRY_ALL,
+    SQ_O_DISCARD_ONE,
+    SQ_O_DISCARD_ALL,
+    SQ_O_COUNTS,
+    /* pubsub.c */
+    SQ_P_PRUNE,
+    SQ_P_INSERT,
+    SQ_P_HEAD,
+    SQ_P_FETCH,
+    /* budget.c */
+    SQ_B_GET,
+    SQ_B_PUT,
+    /* schedule.c */
+    SQ_S_UPSERT,
+    SQ_S_DUE_ALL,
+    SQ_S_DUE_RANGE,
+    SQ_S_ADVANCE,
+    SQ_S_GET,
+    SQ_S_LIST,
+    SQ_S_DELETE,
     SQ_COUNT
 } bitt_sq_id;
 
@@ -54,14 +118,26 @@ struct bitt_backend {
 
 /* ---- conn.c ---------------------------------------------------------------- */
 
-/* Prepares the statements [from, to) that are not prepared yet. */
+/* Prepares the statements [from, to) that are not prepared yet (only
+ * those whose SQL lives in conn.c: to <= SQ_KV_END). */
 int bitt__sq_prepare(bitt_backend *be, bitt_sq_id from, bitt_sq_id to);
+/* The cached statement id into *out, prepared from tmpl ("{p}" = the
+ * table prefix) on first use; a status with a message when that fails. */
+int bitt__sq_stmt(bitt_backend *be, bitt_sq_id id, const char *tmpl, sqlite3_stmt **out);
+/* tmpl with every "{p}" replaced by prefix, malloc'd; NULL on out of
+ * memory. */
+char *bitt__sq_expand(const char *tmpl, const char *prefix);
 
 /* Maps an SQLite result code to a bitt status (BUSY/LOCKED -> BITT_EBUSY,
  * NOMEM -> BITT_ENOMEM, anything else -> BITT_EBACKEND) and records a
  * message naming the operation and sqlite3_errmsg(). Returns the status. */
 int bitt__sq_fail(bitt_backend *be, int rc, const char *what);
 
+/* Steps st, bound by the caller (bind_rc: the first failed binding's
+ * code, or SQLITE_OK), to its end and resets it; *changes (optional) gets
+ * the rows it changed. A statement that returns rows runs to its end. */
+int bitt__sq_run(bitt_backend *be, sqlite3_stmt *st, int bind_rc, const char *what,
+                 uint64_t *changes);
 /* Runs a cached statement that returns no rows (BEGIN, COMMIT, ...). */
 int bitt__sq_exec(bitt_backend *be, bitt_sq_id id, const char *what);
 /* BEGIN IMMEDIATE / BEGIN; COMMIT (rolls back when COMMIT fails). */
@@ -70,12 +146,41 @@ int bitt__sq_begin_read(bitt_backend *be, const char *what);
 int bitt__sq_commit(bitt_backend *be, const char *what);
 /* Rolls back when a transaction is open; keeps the thread's error. */
 void bitt__sq_rollback(bitt_backend *be);
+/* Ends a write or read transaction by the status of its work: commits
+ * when status >= 0 (OK or a non-error outcome such as BITT_NOTFOUND) and
+ * returns status, or the commit's failure; rolls back and returns status
+ * when it is negative. */
+int bitt__sq_end(bitt_backend *be, int status, const char *what);
+/* Schema check, then BEGIN IMMEDIATE: how every write starts. */
+int bitt__sq_write(bitt_backend *be, const char *what);
 
 /* Binds bytes as a BLOB (never NULL, even when empty), without copying:
  * the bytes must outlive the statement's next reset. */
 static inline int bitt__sq_bind_bytes(sqlite3_stmt *st, int i, const void *p, size_t n)
 {
     return sqlite3_bind_blob(st, i, n ? p : (const void *)"", (int)n, SQLITE_STATIC);
+}
+/* Binds a NUL-terminated string as TEXT (NULL as NULL), without copying. */
+static inline int bitt__sq_bind_str(sqlite3_stmt *st, int i, const char *s)
+{
+    return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
+}
+/* Binds a count (a limit) as an integer. */
+static inline int bitt__sq_bind_count(sqlite3_stmt *st, int i, size_t n)
+{
+    return sqlite3_bind_int64(st, i, n > INT64_MAX ? INT64_MAX : (int64_t)n);
+}
+/* now + ms (ms >= 0), saturating at INT64_MAX. */
+static inline int64_t bitt__sq_after(int64_t now, int64_t ms)
+{
+    return ms > INT64_MAX - now ? INT64_MAX : now + ms;
+}
+/* A BLOB column that is never NULL (an empty one reads as ""). */
+static inline const void *bitt__sq_column_bytes(sqlite3_stmt *st, int col, size_t *len)
+{
+    const void *p = sqlite3_column_blob(st, col);
+    *len = (size_t)sqlite3_column_bytes(st, col);
+    return p ? p : (const void *)"";
 }
 /* Binds an expiry: 0 (never) is stored as NULL. */
 static inline int bitt__sq_bind_expiry(sqlite3_stmt *st, int i, int64_t expires_at)
@@ -112,5 +217,108 @@ int bitt__sq_kv_purge(bitt_backend *be, const bitt_time *t, uint64_t *removed);
 /* ---- commit.c -------------------------------------------------------------------- */
 
 int bitt__sq_commit_ops(bitt_backend *be, bitt_commit *c);
+
+/* ---- rows.c ---------------------------------------------------------------------- */
+
+/* Copies fields into a new message and appends it to out; BITT_ENOMEM
+ * with a message on failure. */
+int bitt__sq_push_message(bitt_messages *out, const bitt_message *fields);
+/* Frees the messages of out from index base on: a failed call hands back
+ * nothing of what it had pushed. */
+void bitt__sq_messages_truncate(bitt_messages *out, size_t base);
+
+/* ---- queue.c, queue_dead.c --------------------------------------------------------- */
+
+/* Queue rows: state 0 pending, 1 processing, 2 dead. The columns a
+ * message is read from, in the order bitt__sq_queue_fields() expects. */
+#define BITT_SQ_QUEUE_COLS                                                                         \
+    "id, payload, kind, attempts, max_attempts, last_error, created_at, due_at, failed_at, token"
+/* Fills *f from the current row of st (columns BITT_SQ_QUEUE_COLS); the
+ * pointers are valid until st steps or resets. */
+void bitt__sq_queue_fields(sqlite3_stmt *st, const char *topic, bitt_message *f);
+/* Dead-letters topic's processing messages whose lease ended by now on
+ * their last attempt; inside the caller's write transaction. */
+int bitt__sq_queue_sweep(bitt_backend *be, int64_t now, const char *topic);
+/* Schema check, BEGIN IMMEDIATE and the sweep: how every queue call
+ * starts. On failure nothing is left open. */
+int bitt__sq_queue_begin(bitt_backend *be, int64_t now, const char *topic, const char *what);
+/* A commit's BITT_OP_ENQUEUE, inside its transaction. */
+int bitt__sq_queue_insert(bitt_backend *be, int64_t now, bitt_op *op);
+
+int bitt__sq_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
+                         int64_t lease_ms, bitt_messages *out);
+int bitt__sq_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                       const char *token);
+int bitt__sq_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                        const char *token, const char *error, int64_t delay_ms,
+                        const bitt_backoff *backoff);
+int bitt__sq_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t lease_ms);
+int bitt__sq_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *topic,
+                             uint64_t after_id, size_t limit, bitt_messages *out);
+int bitt__sq_queue_dead_retry(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                              uint64_t *count);
+int bitt__sq_queue_dead_delete(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                               uint64_t *count);
+int bitt__sq_queue_stats(bitt_backend *be, const bitt_time *t, const char *topic,
+                         bitt_queue_stats *out);
+
+/* ---- lease.c --------------------------------------------------------------------- */
+
+/* A commit's BITT_OP_FENCE, inside its transaction: BITT_OK, or
+ * BITT_ELEASELOST with a message naming op index i. */
+int bitt__sq_lease_fence(bitt_backend *be, int64_t now, const bitt_op *op, size_t i);
+
+int bitt__sq_lease_acquire(bitt_backend *be, const bitt_time *t, const char *name,
+                           const char *owner, int64_t ttl_ms, uint64_t *epoch, int64_t *expires_at);
+int bitt__sq_lease_renew(bitt_backend *be, const bitt_time *t, const char *name, const char *owner,
+                         uint64_t epoch, int64_t ttl_ms, int64_t *expires_at);
+int bitt__sq_lease_release(bitt_backend *be, const bitt_time *t, const char *name,
+                           const char *owner, uint64_t epoch);
+int bitt__sq_lease_get(bitt_backend *be, const bitt_time *t, const char *name, bitt_buf *owner,
+                       uint64_t *epoch, int64_t *expires_at);
+
+/* ---- outbox.c ---------------------------------------------------------------------- */
+
+/* A commit's BITT_OP_OUTBOX_APPEND, inside its transaction. */
+int bitt__sq_outbox_insert(bitt_backend *be, int64_t now, bitt_op *op);
+
+int bitt__sq_outbox_pending(bitt_backend *be, const bitt_time *t, const char *stream, size_t limit,
+                            bitt_messages *out);
+int bitt__sq_outbox_ack(bitt_backend *be, const bitt_time *t, const char *stream,
+                        const uint64_t *seqs, size_t count, uint64_t *acked);
+int bitt__sq_outbox_fail(bitt_backend *be, const bitt_time *t, const char *stream, uint64_t seq,
+                         const char *error, int64_t next_attempt_at);
+int bitt__sq_outbox_park(bitt_backend *be, const bitt_time *t, const char *stream, uint64_t seq,
+                         int reason, const char *error);
+int bitt__sq_outbox_parked(bitt_backend *be, const bitt_time *t, const char *stream, int reason,
+                           size_t limit, bitt_messages *out);
+int bitt__sq_outbox_retry(bitt_backend *be, const bitt_time *t, const char *stream,
+                          const uint64_t *seqs, size_t count, uint64_t *moved);
+int bitt__sq_outbox_discard(bitt_backend *be, const bitt_time *t, const char *stream,
+                            const uint64_t *seqs, size_t count, uint64_t *deleted);
+int bitt__sq_outbox_counts(bitt_backend *be, const bitt_time *t, const char *stream,
+                           uint64_t *pending, uint64_t *parked);
+
+/* ---- pubsub.c, budget.c, schedule.c -------------------------------------------------- */
+
+int bitt__sq_pubsub_publish(bitt_backend *be, const bitt_time *t, const char *channel,
+                            const uint8_t *data, size_t len, int64_t retention_ms);
+int bitt__sq_pubsub_head(bitt_backend *be, const bitt_time *t, uint64_t *last_id);
+int bitt__sq_pubsub_fetch(bitt_backend *be, const bitt_time *t, const char *channel,
+                          uint64_t after_id, size_t limit, bitt_messages *out);
+
+int bitt__sq_budget_take(bitt_backend *be, const bitt_time *t, const char *name,
+                         const bitt_budget_params *p, int64_t n, int64_t *wait_ms);
+
+int bitt__sq_schedule_upsert(bitt_backend *be, const bitt_time *t, const char *key,
+                             int64_t interval_ms, const uint8_t *payload, size_t len, int kind,
+                             int64_t first_run_at);
+int bitt__sq_schedule_claim(bitt_backend *be, const bitt_time *t, const char *prefix,
+                            bitt_schedule **out);
+int bitt__sq_schedule_get(bitt_backend *be, const bitt_time *t, const char *key,
+                          bitt_schedule **out);
+int bitt__sq_schedule_list(bitt_backend *be, const bitt_time *t, bitt_schedule_array *out);
+int bitt__sq_schedule_delete(bitt_backend *be, const bitt_time *t, const char *key);
 
 #endif /* BITT_SQLITE_INTERNAL_H */

@@ -1,7 +1,10 @@
 /*
  * tests/c/test_contract.c: runs every case of the files tests/contract/NAME.json on every
- * backend this build has: memory:, a fresh SQLite file per case, and
- * sqlite::memory:. One cmocka test per (case, backend).
+ * backend: memory:, a fresh SQLite file per case, sqlite::memory:, and the
+ * PostgreSQL and Redis servers named by $BITT_TEST_POSTGRES_URL and
+ * $BITT_TEST_REDIS_URL (a fresh schema or prefix per case). A server that is
+ * not given fails its cases; $BITT_TEST_BACKENDS=memory,sqlite-file,...
+ * leaves backends out on purpose. One cmocka test per (case, backend).
  *
  *   test_contract [FILTER]   runs only the cases whose "file/name" contains
  *                            FILTER (also read from $BITT_CONTRACT_FILTER)
@@ -74,6 +77,8 @@ int main(int argc, char **argv)
             continue;
         }
         for (int b = 0; b < CT_BACKEND_COUNT; b++) {
+            if (!ct_backend_wanted((ct_backend)b))
+                continue;
             size_t nlen = len + 32;
             names[n] = malloc(nlen);
             snprintf(names[n], nlen, "%s [%s]", full, ct_backend_name((ct_backend)b));

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -116,6 +118,31 @@ static void test_tokens_are_hex_and_distinct(void **state)
     assert_string_not_equal(a, b);
 }
 
+/* Two processes forked from one that already made tokens must not hand
+ * out the same ones. */
+static void test_tokens_differ_across_fork(void **state)
+{
+    (void)state;
+    char parent[BITT_TOKEN_LEN + 1], child[BITT_TOKEN_LEN + 1] = "";
+    bitt__token_new(parent);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char t[BITT_TOKEN_LEN + 1];
+        bitt__token_new(t);
+        _exit(write(fds[1], t, sizeof t) == (ssize_t)sizeof t ? 0 : 1);
+    }
+    bitt__token_new(parent);
+    assert_int_equal(read(fds[0], child, sizeof child), (ssize_t)sizeof child);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(fds[0]);
+    close(fds[1]);
+    assert_string_not_equal(parent, child);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -142,6 +169,7 @@ int main(void)
         cmocka_unit_test(test_schedule_advance_skips_missed_occurrences),
         cmocka_unit_test(test_backoff_list_and_exponential),
         cmocka_unit_test(test_tokens_are_hex_and_distinct),
+        cmocka_unit_test(test_tokens_differ_across_fork),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

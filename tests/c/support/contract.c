@@ -22,8 +22,33 @@ const char *ct_backend_name(ct_backend b)
     case CT_MEMORY: return "memory";
     case CT_SQLITE_FILE: return "sqlite-file";
     case CT_SQLITE_MEMORY: return "sqlite-memory";
+    case CT_POSTGRES: return "postgres";
+    case CT_REDIS: return "redis";
     default: return "?";
     }
+}
+
+const char *ct_backend_server(ct_backend b)
+{
+    const char *url = NULL;
+    if (b == CT_POSTGRES)
+        url = getenv("BITT_TEST_POSTGRES_URL");
+    else if (b == CT_REDIS)
+        url = getenv("BITT_TEST_REDIS_URL");
+    return url && *url ? url : NULL;
+}
+
+int ct_backend_wanted(ct_backend b)
+{
+    const char *list = getenv("BITT_TEST_BACKENDS");
+    if (!list || !*list)
+        return 1;
+    const char *name = ct_backend_name(b);
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
 }
 
 /* ---- bytes ------------------------------------------------------------------------ */
@@ -448,6 +473,23 @@ static char *build_url(ct_run *run, const char *tmpdir, char *path, size_t path_
     switch (run->backend) {
     case CT_MEMORY: snprintf(url, sizeof url, "memory:"); break;
     case CT_SQLITE_MEMORY: snprintf(url, sizeof url, "sqlite::memory:"); break;
+    case CT_POSTGRES:
+    case CT_REDIS: {
+        /* A server store is fresh when its schema or prefix is new. */
+        const char *base = ct_backend_server(run->backend);
+        if (!base) {
+            ct_fail(run, "%s: set BITT_TEST_%s_URL (scripts/test starts a server), or leave "
+                         "the backend out with BITT_TEST_BACKENDS",
+                    ct_backend_name(run->backend),
+                    run->backend == CT_POSTGRES ? "POSTGRES" : "REDIS");
+            return NULL;
+        }
+        snprintf(url, sizeof url, "%s%c%s=ct_%ld_%s_%zu", base, strchr(base, '?') ? '&' : '?',
+                 run->backend == CT_POSTGRES ? "schema" : "prefix", (long)getpid(), run->c->file,
+                 run->c->index);
+        run->file_backed = 1; /* parallel steps open a handle per thread */
+        break;
+    }
     default:
         snprintf(path, path_len, "%s/contract-%s-%zu-%ld.db", tmpdir, run->c->file, run->c->index,
                  (long)getpid());
@@ -467,7 +509,8 @@ static char *build_url(ct_run *run, const char *tmpdir, char *path, size_t path_
             return NULL;
         }
         size_t len = strlen(url);
-        snprintf(url + len, sizeof url - len, "%c%s=%s", i ? '&' : '?', opts->keys[i], v->str);
+        snprintf(url + len, sizeof url - len, "%c%s=%s", strchr(url, '?') ? '&' : '?',
+                 opts->keys[i], v->str);
     }
     return strdup(url);
 }
@@ -499,7 +542,7 @@ char *ct_run_case(const ct_case *c, ct_backend backend, const char *tmpdir)
     for (size_t i = 0; i < run.ntokens; i++)
         free(run.tokens[i]);
     free(run.tokens);
-    if (run.file_backed && !run.fail)
+    if (path[0] && !run.fail)
         remove_db(path);
     for (size_t i = 0; i < run.nvars; i++) {
         free(run.vars[i].name);

@@ -14,11 +14,19 @@ typedef enum ct_backend {
     CT_MEMORY,        /* memory: */
     CT_SQLITE_FILE,   /* sqlite:<BITT_TEST_TMP>/<fresh file> */
     CT_SQLITE_MEMORY, /* sqlite::memory: */
+    CT_POSTGRES,      /* $BITT_TEST_POSTGRES_URL with a fresh schema */
+    CT_REDIS,         /* $BITT_TEST_REDIS_URL with a fresh prefix */
     CT_BACKEND_COUNT
 } ct_backend;
 
-/* "memory", "sqlite-file", "sqlite-memory". */
+/* "memory", "sqlite-file", "sqlite-memory", "postgres", "redis". */
 const char *ct_backend_name(ct_backend b);
+/* The base URL of a server backend from its environment variable, or NULL
+ * (memory and SQLite need none). */
+const char *ct_backend_server(ct_backend b);
+/* Whether $BITT_TEST_BACKENDS (a comma list of names; unset = all) asks
+ * for this backend. */
+int ct_backend_wanted(ct_backend b);
 
 typedef struct ct_case {
     const char *file;     /* the file's stem, "kv_basic" */
