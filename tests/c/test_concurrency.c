@@ -54,7 +54,7 @@ static void fresh_db(const char *name)
     snprintf(db_path, sizeof db_path, "%s/concurrency-%s-%ld.db", ct_tmpdir(), name,
              (long)getpid());
     remove_db(db_path);
-    snprintf(db_url, sizeof db_url, "sqlite:%s", db_path);
+    snprintf(db_url, sizeof db_url, "sqlite:%s?busy_timeout=60000", db_path);
 }
 
 /* ---- threads adding one key ------------------------------------------------------------ */

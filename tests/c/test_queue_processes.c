@@ -60,7 +60,7 @@ static void fresh_db(const char *name)
     snprintf(rec_dir, sizeof rec_dir, "%s", ct_tmpdir());
     snprintf(db_path, sizeof db_path, "%s/qproc-%s-%ld.db", rec_dir, name, (long)getpid());
     remove_db(db_path);
-    snprintf(db_url, sizeof db_url, "sqlite:%s", db_path);
+    snprintf(db_url, sizeof db_url, "sqlite:%s?busy_timeout=60000", db_path);
 }
 
 static void record_path(char *out, size_t n, const char *test, int child)

@@ -133,7 +133,7 @@ static void test_migrate_v1(void **state)
         assert_true(pids[i] >= 0);
         if (pids[i] == 0) {
             bitt_store *c;
-            int rc = open_url(&c, "sqlite:%s", path);
+            int rc = open_url(&c, "sqlite:%s?busy_timeout=60000", path);
             if (rc == BITT_OK)
                 rc = bitt_queue_enqueue(c, "t", "x", 1, 0, NULL, NULL);
             bitt_store_close(c);
@@ -200,7 +200,7 @@ static void test_processes_queue(void **state)
         if (pids[w] == 0) {
             close(fds[w][0]);
             bitt_store *c;
-            if (open_url(&c, "sqlite:%s", path) != BITT_OK)
+            if (open_url(&c, "sqlite:%s?busy_timeout=60000", path) != BITT_OK)
                 _exit(1);
             bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
             unsigned seed = (unsigned)getpid();
@@ -270,7 +270,7 @@ static void test_processes_fence(void **state)
             bitt_store *c;
             char owner[32];
             snprintf(owner, sizeof owner, "worker-%d", w);
-            if (open_url(&c, "sqlite:%s", path) != BITT_OK)
+            if (open_url(&c, "sqlite:%s?busy_timeout=60000", path) != BITT_OK)
                 _exit(1);
             for (int round = 0; round < 12; round++) {
                 uint64_t epoch;
@@ -343,7 +343,7 @@ static void test_processes_schedule(void **state)
         if (pids[w] == 0) {
             close(fds[w][0]);
             bitt_store *c;
-            if (open_url(&c, "sqlite:%s", path) != BITT_OK)
+            if (open_url(&c, "sqlite:%s?busy_timeout=60000", path) != BITT_OK)
                 _exit(1);
             int64_t start, t;
             bitt_clock_now(c, &start);
