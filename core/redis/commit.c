@@ -1,0 +1,175 @@
+/*
+ * core/redis/commit.c: atomic commits on Redis: the whole commit is one
+ * script (commit_lua.c), so Redis runs it without anything in between.
+ * The script checks every CHECK and FENCE first, then plans every mutation
+ * without writing (so a refused sum or an overflow leaves the store as it
+ * was), then takes the versionstamp (and the message ids and sequence
+ * numbers it hands out) from their counters with HINCRBY, and writes.
+ *
+ * Times and ids are computed here or in the script from t->now, never from
+ * the server's clock: expiries (bitt__expiry) and due times are sent as
+ * decimal strings, like every other integer.
+ */
+#include <string.h>
+
+#include "redis_internal.h"
+
+static int add_op(bitt_rd_args *a, const bitt_op *op, int64_t now)
+{
+    switch (op->type) {
+    case BITT_OP_CHECK:
+        bitt__rd_arg_str(a, "1");
+        bitt__rd_arg(a, op->key, op->key_len);
+        bitt__rd_arg_u64(a, op->version);
+        return BITT_OK;
+    case BITT_OP_SET:
+        bitt__rd_arg_str(a, "2");
+        bitt__rd_arg(a, op->key, op->key_len);
+        bitt__rd_arg(a, op->value, op->value_len);
+        bitt__rd_arg_i64(a, op->kind);
+        bitt__rd_arg_i64(a, bitt__expiry(now, op->ttl_ms));
+        return BITT_OK;
+    case BITT_OP_DELETE:
+        bitt__rd_arg_str(a, "3");
+        bitt__rd_arg(a, op->key, op->key_len);
+        bitt__rd_arg_str(a, op->want_old ? "1" : "0");
+        return BITT_OK;
+    case BITT_OP_SUM:
+        bitt__rd_arg_str(a, "4");
+        bitt__rd_arg(a, op->key, op->key_len);
+        bitt__rd_arg_i64(a, op->delta);
+        bitt__rd_arg_i64(a, bitt__expiry(now, op->ttl_ms));
+        return BITT_OK;
+    case BITT_OP_ENQUEUE:
+        bitt__rd_arg_str(a, "5");
+        bitt__rd_arg_str(a, op->name);
+        bitt__rd_arg(a, op->value, op->value_len);
+        bitt__rd_arg_i64(a, op->kind);
+        bitt__rd_arg_i64(a, bitt__rd_after(now, op->delay_ms));
+        bitt__rd_arg_u64(a, op->max_attempts);
+        bitt__rd_arg_str(a, op->aux ? "1" : "0");
+        bitt__rd_arg(a, op->aux, op->aux ? op->aux_len : 0);
+        return BITT_OK;
+    case BITT_OP_FENCE:
+        bitt__rd_arg_str(a, "6");
+        bitt__rd_arg_str(a, op->name);
+        bitt__rd_arg_str(a, op->owner);
+        bitt__rd_arg_u64(a, op->version);
+        return BITT_OK;
+    case BITT_OP_OUTBOX_APPEND:
+        bitt__rd_arg_str(a, "7");
+        bitt__rd_arg_str(a, op->name);
+        bitt__rd_arg(a, op->value, op->value_len);
+        bitt__rd_arg_i64(a, op->kind);
+        return BITT_OK;
+    default:
+        return bitt__fail(BITT_EUNSUPPORTED,
+                          "the redis backend does not support commit op "
+                          "type %d",
+                          op->type);
+    }
+}
+
+/* Frees what a failed commit handed out. */
+static void forget(bitt_commit *c)
+{
+    for (size_t i = 0; i < c->count; i++) {
+        bitt_op *op = &c->ops[i];
+        bitt_entry_free(op->old);
+        op->old = NULL;
+        op->found = 0;
+        op->result = 0;
+        op->id = 0;
+        op->deduped = 0;
+    }
+}
+
+/* Reads the results of every op from r, from element 2 on. */
+static int read_results(bitt_commit *c, const redisReply *r)
+{
+    static const char what[] = "commit";
+    size_t at = 2;
+    int rc = BITT_OK;
+    for (size_t i = 0; !rc && i < c->count; i++) {
+        bitt_op *op = &c->ops[i];
+        int64_t v = 0;
+        switch (op->type) {
+        case BITT_OP_DELETE:
+            rc = bitt__rd_elem_count(r, at, 1, what);
+            if (!rc)
+                rc = bitt__rd_i64(r, at++, &v, what);
+            op->found = v != 0;
+            if (!rc && op->found && op->want_old) {
+                rc = bitt__rd_elem_count(r, at, 4, what);
+                if (!rc)
+                    rc = bitt__rd_entry(r, at, op->key, op->key_len, INT64_MIN, &op->old, what);
+                if (!rc && !op->old)
+                    rc = bitt__fail(BITT_EBACKEND, "redis: commit: a taken value vanished");
+                at += 4;
+            }
+            break;
+        case BITT_OP_SUM:
+            rc = bitt__rd_elem_count(r, at, 1, what);
+            if (!rc)
+                rc = bitt__rd_i64(r, at++, &op->result, what);
+            break;
+        case BITT_OP_ENQUEUE:
+            rc = bitt__rd_elem_count(r, at, 2, what);
+            if (!rc)
+                rc = bitt__rd_u64(r, at++, &op->id, what);
+            if (!rc)
+                rc = bitt__rd_i64(r, at++, &v, what);
+            op->deduped = v != 0;
+            break;
+        case BITT_OP_OUTBOX_APPEND:
+            rc = bitt__rd_elem_count(r, at, 1, what);
+            if (!rc)
+                rc = bitt__rd_u64(r, at++, &op->id, what);
+            break;
+        default: break;
+        }
+    }
+    return rc;
+}
+
+int bitt__rd_commit(bitt_backend *be, bitt_commit *c)
+{
+    const int64_t now = c->time.now;
+    bitt_rd_args a;
+    bitt__rd_script_args(be, &a, &c->time);
+    bitt__rd_arg_u64(&a, c->count);
+    int rc = BITT_OK;
+    for (size_t i = 0; !rc && i < c->count; i++)
+        rc = add_op(&a, &c->ops[i], now);
+    if (rc) {
+        bitt__rd_args_free(&a);
+        return rc;
+    }
+    redisReply *r = NULL;
+    rc = bitt__rd_eval(be, RS_COMMIT, &a, c->count + 1, &r);
+    bitt__rd_args_free(&a);
+    if (rc)
+        return rc;
+    rc = bitt__rd_elem_count(r, 0, 2, "commit");
+    if (!rc && r->element[0]->type != REDIS_REPLY_INTEGER)
+        rc = bitt__fail(BITT_EBACKEND, "redis: commit: the reply has an unexpected shape");
+    if (!rc && r->element[0]->integer != 0) {
+        /* {code, index of the failing op, message} */
+        int64_t index = 0;
+        rc = bitt__rd_i64(r, 1, &index, "commit");
+        if (!rc) {
+            c->failed = index >= 0 && (uint64_t)index < c->count ? (size_t)index : 0;
+            rc = bitt__rd_status(r, "commit");
+            if (rc >= 0)
+                rc = bitt__fail(BITT_EBACKEND, "redis: commit: an unexpected status");
+        }
+    } else if (!rc) {
+        rc = bitt__rd_u64(r, 1, &c->version, "commit");
+        if (!rc)
+            rc = read_results(c, r);
+    }
+    freeReplyObject(r);
+    if (rc)
+        forget(c);
+    return rc;
+}

@@ -1,0 +1,294 @@
+/*
+ * core/redis/conn.c: the connection to Redis.
+ *
+ * hiredis connects (with the store's timeout); after that this file does
+ * the I/O itself on a non-blocking socket: it formats a command, sends it
+ * with MSG_NOSIGNAL (a server that went away must not SIGPIPE the
+ * application), and polls for the reply until a deadline, so every
+ * command ends within `timeout` ms (a backend call sends one, or a few
+ * when a script has to be loaded first). Any failure (I/O, timeout, protocol, a reply
+ * over its bound) closes the connection and reports BITT_EBACKEND; the
+ * next call connects again. A reply that timed out may still have been
+ * applied by the server: the message says so. Only a command that reads
+ * (a->retry) is sent once more, on a new connection within the same
+ * deadline, when the one it found had been closed (a server restart, an
+ * idle timeout): a write never is.
+ *
+ * Messages name the server as host:port or the socket path, never the
+ * user information of the URL.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "redis_internal.h"
+
+/* ---- raw I/O with a deadline --------------------------------------------------- */
+
+/* 1 when fd is ready, 0 once deadline passed (a deadline already past
+ * still looks once), -1 on failure. */
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+    for (;;) {
+        int64_t left = deadline - bitt__monotonic_ms();
+        if (left < 0)
+            left = 0;
+        struct pollfd p = {.fd = fd, .events = events};
+        int n = poll(&p, 1, left > 60000 ? 60000 : (int)left);
+        if (n > 0)
+            return 1;
+        if (n == 0 && bitt__monotonic_ms() >= deadline)
+            return 0;
+        if (n < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+static int send_all(redisContext *c, const char *cmd, size_t len, int64_t deadline,
+                    const char **why)
+{
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = send(c->fd, cmd + off, len - off, MSG_NOSIGNAL);
+        if (n > 0) {
+            off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            int w = wait_fd(c->fd, POLLOUT, deadline);
+            if (w == 0) {
+                *why = "timed out sending a command";
+                return -2;
+            }
+            if (w > 0)
+                continue;
+        }
+        *why = "the connection was lost while sending";
+        return -1;
+    }
+    return 0;
+}
+
+int bitt__rd_read(redisContext *c, bitt_rd_bound *bound, int64_t deadline, redisReply **out,
+                  const char **why)
+{
+    *out = NULL;
+    for (;;) {
+        void *reply = NULL;
+        if (redisGetReplyFromReader(c, &reply) != REDIS_OK) {
+            *why = bound->exceeded ? "the reply is larger than any reply this call expects"
+                                   : "the server sent a malformed reply";
+            return -1;
+        }
+        if (reply) {
+            *out = reply;
+            return 1;
+        }
+        if (c->reader->len - c->reader->pos > bound->max_bytes) {
+            *why = "the reply is larger than any reply this call expects";
+            return -1;
+        }
+        int w = wait_fd(c->fd, POLLIN, deadline);
+        if (w == 0)
+            return 0;
+        if (w < 0 || redisBufferRead(c) != REDIS_OK) {
+            *why = c->err == REDIS_ERR_EOF ? "the server closed the connection"
+                                           : "the connection was lost while reading";
+            return -1;
+        }
+    }
+}
+
+int bitt__rd_roundtrip(redisContext *c, bitt_rd_bound *bound, const char *cmd, size_t len,
+                       int64_t deadline, redisReply **out, const char **why)
+{
+    *out = NULL;
+    int sent = send_all(c, cmd, len, deadline, why);
+    if (sent)
+        return sent;
+    int rc = bitt__rd_read(c, bound, deadline, out, why);
+    if (rc == 0) {
+        *why = "no reply in time (timeout; the command may still have been applied)";
+        return -2;
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+/* ---- connecting ----------------------------------------------------------------- */
+
+static int setup_fail(bitt_backend *be, redisContext *c, const char *step, const char *why)
+{
+    redisFree(c);
+    return bitt__fail(BITT_EBACKEND, "redis %s: %s: %s", be->where, step, why);
+}
+
+/* One setup command on a fresh connection; error replies are failures. */
+static int setup_command(bitt_backend *be, redisContext *c, bitt_rd_bound *bound, int64_t deadline,
+                         const char *step, int argc, const char **argv)
+{
+    char *cmd = NULL;
+    int len = redisFormatCommandArgv(&cmd, argc, argv, NULL);
+    if (len < 0 || !cmd) {
+        redisFree(c);
+        return bitt__fail(BITT_ENOMEM, "redis: out of memory formatting a command");
+    }
+    bound->max_elements = 64;
+    bound->max_bytes = 65536;
+    bound->elements = bound->bytes = 0;
+    bound->exceeded = 0;
+    redisReply *r = NULL;
+    const char *why = NULL;
+    int rc = bitt__rd_roundtrip(c, bound, cmd, (size_t)len, deadline, &r, &why);
+    free(cmd);
+    if (rc)
+        return setup_fail(be, c, step, why);
+    if (r->type == REDIS_REPLY_ERROR) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%.*s", (int)(r->len > 150 ? 150 : r->len), r->str);
+        freeReplyObject(r);
+        return setup_fail(be, c, step, msg);
+    }
+    freeReplyObject(r);
+    return BITT_OK;
+}
+
+int bitt__rd_connect(bitt_backend *be, bitt_rd_bound *bound, int64_t deadline, redisContext **out)
+{
+    *out = NULL;
+    int64_t left = deadline - bitt__monotonic_ms();
+    if (left < 1)
+        left = 1;
+    struct timeval tv = {.tv_sec = (time_t)(left / 1000),
+                         .tv_usec = (suseconds_t)(left % 1000) * 1000};
+    redisContext *c = be->is_unix ? redisConnectUnixWithTimeout(be->path, tv)
+                                  : redisConnectWithTimeout(be->host, be->port, tv);
+    if (!c)
+        return bitt__fail(BITT_ENOMEM, "redis: out of memory connecting");
+    if (c->err) {
+        char why[160];
+        snprintf(why, sizeof why, "%s", c->errstr);
+        return setup_fail(be, c, "cannot connect", why);
+    }
+    int flags = fcntl(c->fd, F_GETFL);
+    if (flags < 0 || fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return setup_fail(be, c, "cannot connect", "cannot make the socket non-blocking");
+    c->flags &= ~REDIS_BLOCK; /* EAGAIN is not an error any more */
+    bitt__rd_reader_setup(c, bound);
+
+    int rc = BITT_OK;
+    if (be->password) {
+        const char *argv[3] = {"AUTH", be->user ? be->user : be->password, be->password};
+        rc = setup_command(be, c, bound, deadline, "authentication failed", be->user ? 3 : 2, argv);
+    }
+    if (!rc && be->db) {
+        char db[16];
+        snprintf(db, sizeof db, "%d", be->db);
+        const char *argv[2] = {"SELECT", db};
+        rc = setup_command(be, c, bound, deadline, "SELECT failed", 2, argv);
+    }
+    if (!rc)
+        *out = c;
+    return rc;
+}
+
+void bitt__rd_disconnect(bitt_backend *be)
+{
+    if (be->c) {
+        redisFree(be->c);
+        be->c = NULL;
+    }
+    memset(be->sha, 0, sizeof be->sha);
+}
+
+/* ---- one command ---------------------------------------------------------------- */
+
+/* The message of an error reply, cut short. */
+static int server_error(bitt_backend *be, const char *what, const redisReply *r)
+{
+    int len = (int)(r->len > 300 ? 300 : r->len);
+    if (r->len >= 3 && !memcmp(r->str, "OOM", 3))
+        return bitt__fail(BITT_EBACKEND,
+                          "redis %s: %s: the server is out of memory (maxmemory reached; nothing "
+                          "was written): %.*s",
+                          be->where, what, len, r->str);
+    if (r->len >= 9 && !memcmp(r->str, "WRONGTYPE", 9))
+        return bitt__fail(BITT_EBACKEND,
+                          "redis %s: %s: a key under prefix '%s' holds a value of another type "
+                          "(was it written by something else?): %.*s",
+                          be->where, what, be->prefix, len, r->str);
+    return bitt__fail(BITT_EBACKEND, "redis %s: %s: %.*s", be->where, what, len, r->str);
+}
+
+int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t items,
+                  redisReply **out)
+{
+    *out = NULL;
+    int rc = bitt__rd_args_finish(a);
+    if (rc)
+        return rc;
+    if (a->count > 0x7fffffff)
+        return bitt__fail(BITT_ETOOLARGE, "redis: %s: too many arguments", what);
+    char *cmd = NULL;
+    int len = redisFormatCommandArgv(&cmd, (int)a->count, a->v, a->len);
+    if (len < 0 || !cmd)
+        return bitt__fail(BITT_ENOMEM, "redis: out of memory formatting %s", what);
+    const int64_t deadline = bitt__monotonic_ms() + be->timeout_ms;
+    const char *why = NULL;
+    redisReply *r = NULL;
+    /* A connection that sat idle may have been closed by the server (its
+     * idle timeout, a restart): a command that only reads is sent once
+     * more on a new connection, within the same deadline. A write is not:
+     * it may have been applied. */
+    for (int attempt = 0;; attempt++) {
+        int fresh = !be->c;
+        if (fresh && (rc = bitt__rd_connect(be, &be->bound, deadline, &be->c)))
+            break;
+        bitt__rd_bound_reset(be, &be->bound, items);
+        int io = bitt__rd_roundtrip(be->c, &be->bound, cmd, (size_t)len, deadline, &r, &why);
+        if (!io)
+            break;
+        bitt__rd_disconnect(be);
+        if (io == -1 && a->retry && !fresh && attempt == 0 && !be->bound.exceeded)
+            continue;
+        rc = bitt__fail(BITT_EBACKEND,
+                        "redis %s: %s: %s; the connection was closed and the next call "
+                        "reconnects",
+                        be->where, what, why);
+        break;
+    }
+    free(cmd);
+    if (rc)
+        return rc;
+    if (r->type == REDIS_REPLY_ERROR) {
+        if (r->len >= 8 && !memcmp(r->str, "NOSCRIPT", 8)) {
+            freeReplyObject(r);
+            return BITT_RD_NOSCRIPT;
+        }
+        rc = server_error(be, what, r);
+        freeReplyObject(r);
+        return rc;
+    }
+    *out = r;
+    return BITT_OK;
+}
+
+int bitt__rd_simple(bitt_backend *be, const char *what, redisReply **out, ...)
+{
+    bitt_rd_args a;
+    bitt__rd_args_init(&a);
+    va_list ap;
+    va_start(ap, out);
+    for (const char *s; (s = va_arg(ap, const char *));)
+        bitt__rd_arg_str(&a, s);
+    va_end(ap);
+    a.retry = 1; /* setup commands and single-key reads: safe to send again */
+    int rc = bitt__rd_call(be, what, &a, 1, out);
+    bitt__rd_args_free(&a);
+    return rc;
+}

@@ -1,0 +1,186 @@
+/*
+ * core/redis/queue.c: the queue on Redis. Each call is one script
+ * (queue_lua.c) that first dead-letters the topic's expired last leases.
+ *
+ * A message is the hash P m:<id>; its topic's lex sets order it: P qr:<topic>
+ * (pending and processing, by pad(due_at) pad(id): the claim order, with
+ * due_at the lease's end while processing), P qp:<topic> (processing), P
+ * ql:<topic> (processing on the last attempt: what the sweep reads) and P
+ * qx:<topic> (dead, by id). P qk:<topic> maps a dedup key to its live
+ * holder. Ack tokens are 24 random hex digits of this call and 8 of the
+ * message's position in the batch: fresh for every delivery.
+ */
+#include <string.h>
+
+#include "redis_internal.h"
+
+static void topic_args(bitt_backend *be, bitt_rd_args *a, const bitt_time *t, const char *topic)
+{
+    bitt__rd_script_args(be, a, t);
+    bitt__rd_arg_str(a, topic);
+}
+
+int bitt__rd_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
+                         int64_t lease_ms, bitt_messages *out)
+{
+    if (!limit)
+        return BITT_OK;
+    char token[BITT_TOKEN_LEN + 1];
+    bitt__token_new(token);
+    bitt_rd_args a;
+    topic_args(be, &a, t, topic);
+    bitt__rd_arg_u64(&a, limit);
+    bitt__rd_arg_i64(&a, bitt__rd_after(t->now, lease_ms));
+    bitt__rd_arg(&a, token, BITT_TOKEN_LEN - 8);
+    redisReply *r = NULL;
+    int rc = bitt__rd_run(be, RS_Q_CLAIM, &a, limit, &r);
+    if (rc)
+        return rc;
+    rc = bitt__rd_push_messages(r, 1, out, "queue claim");
+    freeReplyObject(r);
+    return rc;
+}
+
+/* Runs a delivery script (ack, nack, extend): BITT_ETOKEN names why. */
+static int delivery(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, const char *topic,
+                    uint64_t msg_id)
+{
+    redisReply *r = NULL;
+    int rc = bitt__rd_eval(be, id, a, 1, &r);
+    bitt__rd_args_free(a);
+    if (rc)
+        return rc;
+    const char *what = bitt__rd_scripts[id].name;
+    rc = bitt__rd_elem_count(r, 0, 1, what);
+    if (!rc && r->element[0]->type == REDIS_REPLY_INTEGER &&
+        r->element[0]->integer == BITT_ETOKEN && r->elements == 2) {
+        size_t len;
+        const char *why = bitt__rd_str(r, 1, &len);
+        rc = bitt__fail(BITT_ETOKEN, "message %llu of topic '%s': stale ack token (%.*s)",
+                        (unsigned long long)msg_id, topic, (int)(why ? len : 0), why ? why : "");
+    } else if (!rc) {
+        rc = bitt__rd_status(r, what);
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+static void delivery_args(bitt_backend *be, bitt_rd_args *a, const bitt_time *t, const char *topic,
+                          uint64_t id, const char *token)
+{
+    topic_args(be, a, t, topic);
+    bitt__rd_arg_u64(a, id);
+    bitt__rd_arg_str(a, token);
+}
+
+int bitt__rd_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                       const char *token)
+{
+    bitt_rd_args a;
+    delivery_args(be, &a, t, topic, id, token);
+    return delivery(be, RS_Q_ACK, &a, topic, id);
+}
+
+int bitt__rd_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                        const char *token, const char *error, int64_t delay_ms,
+                        const bitt_backoff *backoff)
+{
+    bitt_rd_args a;
+    delivery_args(be, &a, t, topic, id, token);
+    bitt__rd_arg_str(&a, error ? "1" : "0");
+    bitt__rd_arg_str(&a, error ? error : "");
+    bitt__rd_arg_i64(&a, delay_ms < 0 ? -1 : delay_ms);
+    /* The backoff travels with the call: the script knows the attempts. */
+    if (backoff->exponential) {
+        bitt__rd_arg_str(&a, "e");
+        bitt__rd_arg_i64(&a, backoff->base);
+        bitt__rd_arg_i64(&a, backoff->cap);
+    } else {
+        bitt__rd_arg_str(&a, "l");
+        for (size_t i = 0; i < backoff->delay_count; i++)
+            bitt__rd_arg_i64(&a, backoff->delays[i]);
+    }
+    return delivery(be, RS_Q_NACK, &a, topic, id);
+}
+
+int bitt__rd_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t lease_ms)
+{
+    bitt_rd_args a;
+    delivery_args(be, &a, t, topic, id, token);
+    bitt__rd_arg_i64(&a, bitt__rd_after(t->now, lease_ms));
+    bitt__rd_arg_str(&a, lease_ms == 0 ? "1" : "0"); /* handed back: wake the waiters */
+    return delivery(be, RS_Q_EXTEND, &a, topic, id);
+}
+
+int bitt__rd_queue_stats(bitt_backend *be, const bitt_time *t, const char *topic,
+                         bitt_queue_stats *out)
+{
+    bitt_rd_args a;
+    topic_args(be, &a, t, topic);
+    redisReply *r = NULL;
+    int rc = bitt__rd_run(be, RS_Q_STATS, &a, 1, &r);
+    if (rc)
+        return rc;
+    int64_t v[5] = {0};
+    rc = bitt__rd_elem_count(r, 1, 5, "queue stats");
+    for (size_t i = 0; !rc && i < 5; i++)
+        rc = bitt__rd_i64(r, 1 + i, &v[i], "queue stats");
+    freeReplyObject(r);
+    if (rc)
+        return rc;
+    out->pending = (uint64_t)v[0];
+    out->delayed = (uint64_t)v[1];
+    out->processing = (uint64_t)v[2];
+    out->dead = (uint64_t)v[3];
+    out->oldest_pending_at = v[4];
+    return BITT_OK;
+}
+
+int bitt__rd_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *topic,
+                             uint64_t after_id, size_t limit, bitt_messages *out)
+{
+    bitt_rd_args a;
+    topic_args(be, &a, t, topic);
+    bitt__rd_arg_u64(&a, after_id);
+    bitt__rd_arg_u64(&a, limit);
+    redisReply *r = NULL;
+    int rc = bitt__rd_run(be, RS_Q_DEAD_LIST, &a, limit, &r);
+    if (rc)
+        return rc;
+    rc = bitt__rd_push_messages(r, 1, out, "queue dead list");
+    freeReplyObject(r);
+    return rc;
+}
+
+static int dead_op(bitt_backend *be, bitt_rd_script_id id, const bitt_time *t, const char *topic,
+                   uint64_t msg_id, uint64_t *count)
+{
+    bitt_rd_args a;
+    topic_args(be, &a, t, topic);
+    bitt__rd_arg_u64(&a, msg_id);
+    redisReply *r = NULL;
+    int rc = bitt__rd_run(be, id, &a, 1, &r);
+    if (rc)
+        return rc;
+    uint64_t n = 0;
+    rc = bitt__rd_elem_count(r, 1, 1, bitt__rd_scripts[id].name);
+    if (!rc)
+        rc = bitt__rd_u64(r, 1, &n, bitt__rd_scripts[id].name);
+    freeReplyObject(r);
+    if (!rc && count)
+        *count = n;
+    return rc;
+}
+
+int bitt__rd_queue_dead_retry(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                              uint64_t *count)
+{
+    return dead_op(be, RS_Q_DEAD_RETRY, t, topic, id, count);
+}
+
+int bitt__rd_queue_dead_delete(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                               uint64_t *count)
+{
+    return dead_op(be, RS_Q_DEAD_DELETE, t, topic, id, count);
+}

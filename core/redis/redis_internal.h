@@ -1,0 +1,361 @@
+/*
+ * core/redis/redis_internal.h: what the files of the Redis backend share.
+ *
+ *   url.c       the store URL: redis://[user:pass@]host:port/db?... and
+ *               unix:/path.sock?db=N&..., and the backend's options
+ *   conn.c      connecting (AUTH, SELECT), one command with a deadline,
+ *               reconnecting after a failure, error messages
+ *   reply.c     the bounded reply reader, argument lists, reading replies
+ *   scripts.c   the script registry: EVALSHA, SCRIPT LOAD after NOSCRIPT
+ *   lua_lib.c   the Lua every script starts with (exact int64 helpers),
+ *               and what some add: queue helpers, a small bignum for
+ *               budgets and schedules
+ *   backend.c   open (eviction check), close, migrate, the vtable
+ *   kv.c, kv_lua.c          get, get-many, list, purge
+ *   commit.c, commit_lua.c  atomic commits (every op type)
+ *   queue.c, queue_lua.c    claim, ack, nack, extend, stats, dead letters
+ *   lease.c     leases
+ *   outbox.c, outbox_lua.c  per-stream event logs
+ *   pubsub.c    the publish/subscribe log
+ *   wait.c      wait_remote: a SUBSCRIBE connection of its own
+ *   budget.c    token buckets
+ *   schedule.c  interval schedules
+ *
+ * Key layout (P = "{prefix}:", one hash tag, so every key of a store is in
+ * one Redis Cluster slot and every script touches one slot):
+ *   P meta            hash: schema, vs (versionstamps), qid (message ids),
+ *                     pid (published ids)
+ *   P k:<key>         hash: v value, t kind, s version, e expires_at (0 never)
+ *   P kidx            sorted set, all scores 0: every KV key (ZRANGEBYLEX)
+ *   P kexp            sorted set: KV keys with a TTL, scored by expires_at
+ *   P m:<id>          hash: a queue message
+ *   P qr:<topic>      lex set of pad(due_at) pad(id): pending and processing
+ *   P qp:<topic>      the processing ones; P ql:<topic>: those on their last
+ *                     attempt; P qx:<topic>: dead, by pad(id)
+ *   P qk:<topic>      hash: dedup key -> id of the live holder
+ *   P l:<name>        hash: o owner, e epoch, x expires_at
+ *   P os              hash: stream -> last sequence number
+ *   P oe:<pad(seq)>:<stream>  hash: an outbox event
+ *   P op:<stream>, P oq:<stream>  lex sets of pad(seq): pending, parked
+ *   P pm:<id>         hash: a published message; P pi:<channel>: lex set of
+ *                     pad(id); P pt: lex set of pad(created_at) pad(id)
+ *   P b:<name>        hash: a token bucket (l level, u updated_at, p period)
+ *   P s:<key>         hash: a schedule; P sk: lex set of keys; P sd: lex set
+ *                     of pad(next_run_at) key
+ *   channel P wake    PUBLISHed by enqueues, nacks, retries and publishes
+ * pad(n) is n in decimal, zero-padded to 19 digits, so byte order is
+ * numeric order. Every integer crosses Lua as a decimal string.
+ */
+#ifndef BITT_REDIS_INTERNAL_H
+#define BITT_REDIS_INTERNAL_H
+
+#include <hiredis/hiredis.h>
+
+#include "internal.h"
+
+#define BITT_RD_SCHEMA_VERSION 1
+#define BITT_RD_PREFIX_MAX 64
+#define BITT_RD_DEFAULT_PREFIX "bitt"
+#define BITT_RD_DEFAULT_TIMEOUT_MS 5000
+
+/* Every script, by id (sources in the *_lua.c files and beside the code). */
+typedef enum bitt_rd_script_id {
+    RS_GET_MANY,
+    RS_LIST,
+    RS_PURGE,
+    RS_COMMIT,
+    RS_Q_CLAIM,
+    RS_Q_ACK,
+    RS_Q_NACK,
+    RS_Q_EXTEND,
+    RS_Q_STATS,
+    RS_Q_DEAD_LIST,
+    RS_Q_DEAD_RETRY,
+    RS_Q_DEAD_DELETE,
+    RS_L_ACQUIRE,
+    RS_L_RENEW,
+    RS_L_RELEASE,
+    RS_O_PENDING,
+    RS_O_ACK,
+    RS_O_FAIL,
+    RS_O_PARK,
+    RS_O_PARKED,
+    RS_O_MOVE,
+    RS_O_COUNTS,
+    RS_P_PUBLISH,
+    RS_P_FETCH,
+    RS_B_TAKE,
+    RS_S_UPSERT,
+    RS_S_CLAIM,
+    RS_S_LIST,
+    RS_S_DELETE,
+    RS_COUNT
+} bitt_rd_script_id;
+
+/* Which Lua libraries a script needs besides the base one. */
+enum { RS_LIB_QCORE = 1, RS_LIB_QUEUE = 2, RS_LIB_BIG = 4, RS_READONLY = 8 };
+
+typedef struct bitt_rd_script {
+    const char *name; /* for messages: "commit", "queue claim" */
+    const char *body;
+    int flags; /* RS_LIB_* | RS_READONLY */
+} bitt_rd_script;
+
+/* Limits on one reply, enforced while it is read: hiredis 0.14 has no
+ * maxelements, so the reader builds replies through our own functions,
+ * which count. */
+typedef struct bitt_rd_bound {
+    size_t max_elements; /* array slots in the whole reply */
+    size_t max_bytes;    /* string bytes in the whole reply, and unparsed input */
+    size_t elements;
+    size_t bytes;
+    int exceeded;
+} bitt_rd_bound;
+
+/* The SUBSCRIBE connection of wait_remote (wait.c). */
+typedef struct bitt_rd_waiter {
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* generation moved, or the reader left */
+    redisContext *c;     /* subscribed, or NULL */
+    bitt_rd_bound bound;
+    int reading;         /* a waiter is reading c */
+    uint64_t generation; /* bumped for every batch of wake-ups read */
+    int64_t retry_at;    /* after a failure, no new connection before this */
+    int ready;           /* lock and cond initialised */
+} bitt_rd_waiter;
+
+struct bitt_backend {
+    /* where (url.c) */
+    int is_unix;
+    char *host; /* TCP host, or NULL */
+    int port;
+    char *path; /* unix socket path, or NULL */
+    int db;
+    char *user;     /* NULL: none */
+    char *password; /* NULL: none; never printed */
+    char prefix[BITT_RD_PREFIX_MAX + 1];
+    char anchor[BITT_RD_PREFIX_MAX + 3]; /* "{prefix}", KEYS[1] of every script */
+    char where[160];                     /* "127.0.0.1:6379" or the socket path */
+    int64_t timeout_ms;
+    int allow_eviction;
+    bitt_limits limits;
+
+    /* the command connection (conn.c) */
+    redisContext *c; /* NULL when disconnected: the next call connects */
+    bitt_rd_bound bound;
+    int server_major;       /* Redis major version, 0 = unknown */
+    char sha[RS_COUNT][41]; /* loaded scripts ("" = not loaded on c) */
+
+    bitt_rd_waiter waiter;
+};
+
+/* ---- url.c ------------------------------------------------------------------ */
+
+/* Fills be's location and options from url. */
+int bitt__rd_parse_url(bitt_url *url, bitt_backend *be);
+void bitt__rd_free_location(bitt_backend *be);
+
+/* ---- reply.c ---------------------------------------------------------------- */
+
+/* The reader functions that enforce a bound (privdata = the bitt_rd_bound). */
+void bitt__rd_reader_setup(redisContext *c, bitt_rd_bound *bound);
+/* Resets bound for a reply of up to `items` records (entries, messages). */
+void bitt__rd_bound_reset(const bitt_backend *be, bitt_rd_bound *bound, size_t items);
+
+/* An argument list. Adding never fails: an allocation failure is remembered
+ * and reported when the list is sent. */
+typedef struct bitt_rd_args {
+    const char **v;
+    size_t *len;
+    size_t *num; /* per argument: offset in nums + 1, or 0 */
+    size_t count, cap;
+    char *nums; /* decimal numbers, resolved into v when sent */
+    size_t nums_len, nums_cap;
+    int oom;
+    int retry; /* the command only reads: sent again once after a lost connection */
+} bitt_rd_args;
+
+void bitt__rd_args_init(bitt_rd_args *a);
+void bitt__rd_args_free(bitt_rd_args *a);
+void bitt__rd_arg(bitt_rd_args *a, const void *p, size_t n);
+void bitt__rd_arg_str(bitt_rd_args *a, const char *s);
+void bitt__rd_arg_i64(bitt_rd_args *a, int64_t v);
+void bitt__rd_arg_u64(bitt_rd_args *a, uint64_t v);
+/* Points v at the numbers; BITT_ENOMEM when an addition failed. */
+int bitt__rd_args_finish(bitt_rd_args *a);
+
+/* Reading replies. Each returns BITT_OK or BITT_EBACKEND naming `what`. */
+int bitt__rd_elem_count(const redisReply *r, size_t at, size_t n, const char *what);
+/* Element i as bytes (NULL, 0 for nil). */
+const char *bitt__rd_str(const redisReply *r, size_t i, size_t *len);
+int bitt__rd_i64(const redisReply *r, size_t i, int64_t *out, const char *what);
+int bitt__rd_u64(const redisReply *r, size_t i, uint64_t *out, const char *what);
+/* Parses a canonical int64 decimal of n bytes; BITT_EBACKEND otherwise. */
+int bitt__rd_parse_i64(const char *s, size_t n, int64_t *out, const char *what);
+
+/* Script replies are arrays {status, ...}: BITT_OK, a positive status, or
+ * the failure {negative code, message...} recorded with bitt__fail. */
+int bitt__rd_status(const redisReply *r, const char *what);
+
+/* A message made of the 12 fields at r->element[at...] (id, topic,
+ * payload, kind, token, attempts, max_attempts, error, created_at, due_at,
+ * failed_at, park_reason), pushed to out. */
+#define BITT_RD_MSG_FIELDS 12
+int bitt__rd_push_message(const redisReply *r, size_t at, bitt_messages *out, const char *what);
+/* Pushes every message of r from element `at` on; on failure out is as it
+ * was. */
+int bitt__rd_push_messages(const redisReply *r, size_t at, bitt_messages *out, const char *what);
+
+/* ---- conn.c ----------------------------------------------------------------- */
+
+/* Opens a connection as configured (AUTH, SELECT), with the reader bounded
+ * by `bound`, before deadline (bitt__monotonic_ms). */
+int bitt__rd_connect(bitt_backend *be, bitt_rd_bound *bound, int64_t deadline, redisContext **out);
+/* Sends a on the command connection (connecting first when needed) and
+ * reads one reply of up to `items` records within timeout_ms. An error
+ * reply gives BITT_EBACKEND with the server's message (NOSCRIPT gives
+ * BITT_RD_NOSCRIPT instead, for the script registry). A lost connection
+ * or a timeout closes it and gives BITT_EBACKEND; the next call reconnects.
+ * With a->retry (a read), a connection found lost is replaced once, within
+ * the same timeout. */
+#define BITT_RD_NOSCRIPT 100
+int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t items,
+                  redisReply **out);
+/* A command of string arguments (NULL-terminated), for setup calls. */
+int bitt__rd_simple(bitt_backend *be, const char *what, redisReply **out, ...);
+void bitt__rd_disconnect(bitt_backend *be);
+/* Sends a formatted command on c and reads one reply before deadline
+ * (bitt__monotonic_ms): 0, -2 on a timeout, -1 on another failure (*why
+ * gets a static description and c must be freed). */
+int bitt__rd_roundtrip(redisContext *c, bitt_rd_bound *bound, const char *cmd, size_t len,
+                       int64_t deadline, redisReply **out, const char **why);
+/* Waits until c has a reply or deadline: 1 with *out, 0 on timeout, -1 on
+ * failure (*why set). */
+int bitt__rd_read(redisContext *c, bitt_rd_bound *bound, int64_t deadline, redisReply **out,
+                  const char **why);
+
+/* ---- scripts.c -------------------------------------------------------------- */
+
+extern const bitt_rd_script bitt__rd_scripts[RS_COUNT];
+extern const char bitt__rd_lua_base[];
+extern const char bitt__rd_lua_qcore[];
+extern const char bitt__rd_lua_queue[];
+extern const char bitt__rd_lua_big[];
+
+/* Starts an argument list for a script: EVALSHA, sha, 1, anchor, then now
+ * (ARGV[1] of every script). */
+void bitt__rd_script_args(bitt_backend *be, bitt_rd_args *a, const bitt_time *t);
+/* Runs a script, loading it when the server does not know it. */
+int bitt__rd_eval(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t items,
+                  redisReply **out);
+/* Runs a script and checks its status: BITT_OK (or a positive status)
+ * with *out, else the script's failure (reply freed). */
+int bitt__rd_run(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t items,
+                 redisReply **out);
+
+/* Script bodies (the *_lua.c files, and beside the code). */
+extern const char bitt__rd_lua_get_many[], bitt__rd_lua_list[], bitt__rd_lua_purge[];
+extern const char bitt__rd_lua_commit[];
+extern const char bitt__rd_lua_q_claim[], bitt__rd_lua_q_ack[], bitt__rd_lua_q_nack[],
+    bitt__rd_lua_q_extend[], bitt__rd_lua_q_stats[], bitt__rd_lua_q_dead_list[],
+    bitt__rd_lua_q_dead_retry[], bitt__rd_lua_q_dead_delete[];
+extern const char bitt__rd_lua_l_acquire[], bitt__rd_lua_l_renew[], bitt__rd_lua_l_release[];
+extern const char bitt__rd_lua_o_pending[], bitt__rd_lua_o_ack[], bitt__rd_lua_o_fail[],
+    bitt__rd_lua_o_park[], bitt__rd_lua_o_parked[], bitt__rd_lua_o_move[], bitt__rd_lua_o_counts[];
+extern const char bitt__rd_lua_p_publish[], bitt__rd_lua_p_fetch[];
+extern const char bitt__rd_lua_b_take[];
+extern const char bitt__rd_lua_s_upsert[], bitt__rd_lua_s_claim[], bitt__rd_lua_s_list[],
+    bitt__rd_lua_s_delete[];
+
+/* ---- the vtable's functions ------------------------------------------------- */
+
+int bitt__rd_kv_get(bitt_backend *be, const bitt_time *t, const uint8_t *key, size_t key_len,
+                    bitt_entry **out);
+int bitt__rd_kv_get_many(bitt_backend *be, const bitt_time *t, const uint8_t *const *keys,
+                         const size_t *key_lens, size_t count, bitt_entries *out);
+int bitt__rd_kv_list(bitt_backend *be, const bitt_time *t, const bitt_range *range,
+                     bitt_entries *out);
+int bitt__rd_kv_purge(bitt_backend *be, const bitt_time *t, uint64_t *removed);
+/* An entry from 4 fields (v, t, s, e) at r->element[at...]; *out NULL when
+ * absent or expired at now. */
+int bitt__rd_entry(const redisReply *r, size_t at, const uint8_t *key, size_t key_len, int64_t now,
+                   bitt_entry **out, const char *what);
+int bitt__rd_commit(bitt_backend *be, bitt_commit *c);
+
+int bitt__rd_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
+                         int64_t lease_ms, bitt_messages *out);
+int bitt__rd_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                       const char *token);
+int bitt__rd_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                        const char *token, const char *error, int64_t delay_ms,
+                        const bitt_backoff *backoff);
+int bitt__rd_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t lease_ms);
+int bitt__rd_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *topic,
+                             uint64_t after_id, size_t limit, bitt_messages *out);
+int bitt__rd_queue_dead_retry(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                              uint64_t *count);
+int bitt__rd_queue_dead_delete(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                               uint64_t *count);
+int bitt__rd_queue_stats(bitt_backend *be, const bitt_time *t, const char *topic,
+                         bitt_queue_stats *out);
+
+int bitt__rd_lease_acquire(bitt_backend *be, const bitt_time *t, const char *name,
+                           const char *owner, int64_t ttl_ms, uint64_t *epoch, int64_t *expires_at);
+int bitt__rd_lease_renew(bitt_backend *be, const bitt_time *t, const char *name, const char *owner,
+                         uint64_t epoch, int64_t ttl_ms, int64_t *expires_at);
+int bitt__rd_lease_release(bitt_backend *be, const bitt_time *t, const char *name,
+                           const char *owner, uint64_t epoch);
+int bitt__rd_lease_get(bitt_backend *be, const bitt_time *t, const char *name, bitt_buf *owner,
+                       uint64_t *epoch, int64_t *expires_at);
+
+int bitt__rd_outbox_pending(bitt_backend *be, const bitt_time *t, const char *stream, size_t limit,
+                            bitt_messages *out);
+int bitt__rd_outbox_ack(bitt_backend *be, const bitt_time *t, const char *stream,
+                        const uint64_t *seqs, size_t count, uint64_t *acked);
+int bitt__rd_outbox_fail(bitt_backend *be, const bitt_time *t, const char *stream, uint64_t seq,
+                         const char *error, int64_t next_attempt_at);
+int bitt__rd_outbox_park(bitt_backend *be, const bitt_time *t, const char *stream, uint64_t seq,
+                         int reason, const char *error);
+int bitt__rd_outbox_parked(bitt_backend *be, const bitt_time *t, const char *stream, int reason,
+                           size_t limit, bitt_messages *out);
+int bitt__rd_outbox_retry(bitt_backend *be, const bitt_time *t, const char *stream,
+                          const uint64_t *seqs, size_t count, uint64_t *moved);
+int bitt__rd_outbox_discard(bitt_backend *be, const bitt_time *t, const char *stream,
+                            const uint64_t *seqs, size_t count, uint64_t *deleted);
+int bitt__rd_outbox_counts(bitt_backend *be, const bitt_time *t, const char *stream,
+                           uint64_t *pending, uint64_t *parked);
+
+int bitt__rd_pubsub_publish(bitt_backend *be, const bitt_time *t, const char *channel,
+                            const uint8_t *data, size_t len, int64_t retention_ms);
+int bitt__rd_pubsub_head(bitt_backend *be, const bitt_time *t, uint64_t *last_id);
+int bitt__rd_pubsub_fetch(bitt_backend *be, const bitt_time *t, const char *channel,
+                          uint64_t after_id, size_t limit, bitt_messages *out);
+
+int bitt__rd_budget_take(bitt_backend *be, const bitt_time *t, const char *name,
+                         const bitt_budget_params *p, int64_t n, int64_t *wait_ms);
+
+int bitt__rd_schedule_upsert(bitt_backend *be, const bitt_time *t, const char *key,
+                             int64_t interval_ms, const uint8_t *payload, size_t len, int kind,
+                             int64_t first_run_at);
+int bitt__rd_schedule_claim(bitt_backend *be, const bitt_time *t, const char *prefix,
+                            bitt_schedule **out);
+int bitt__rd_schedule_get(bitt_backend *be, const bitt_time *t, const char *key,
+                          bitt_schedule **out);
+int bitt__rd_schedule_list(bitt_backend *be, const bitt_time *t, bitt_schedule_array *out);
+int bitt__rd_schedule_delete(bitt_backend *be, const bitt_time *t, const char *key);
+
+/* wait.c */
+int bitt__rd_wait_remote(bitt_backend *be, int64_t max_ms);
+void bitt__rd_waiter_init(bitt_rd_waiter *w);
+void bitt__rd_waiter_free(bitt_rd_waiter *w);
+
+/* now + ms (ms >= 0), saturating at INT64_MAX. */
+static inline int64_t bitt__rd_after(int64_t now, int64_t ms)
+{
+    if (ms <= 0)
+        return now;
+    return now > INT64_MAX - ms ? INT64_MAX : now + ms;
+}
+
+#endif /* BITT_REDIS_INTERNAL_H */
