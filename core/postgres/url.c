@@ -1,0 +1,330 @@
+/*
+ * core/postgres/url.c: postgres://user:password@host:port/dbname?options.
+ *
+ * The location is parsed here (the engine only splits scheme, location and
+ * query); user, password, host and dbname are percent-decoded. Options:
+ *   schema=NAME            where bitt's tables live (default public),
+ *                          [A-Za-z0-9_]{1,63}; created when missing
+ *   table_prefix=P         prepended to every table name, [A-Za-z0-9_]{0,32}
+ *   statement_timeout=MS   bound on every statement (default 30000); also
+ *                          idle_in_transaction_session_timeout
+ * and every libpq connection parameter this libpq knows (sslmode,
+ * connect_timeout, application_name, target_session_attrs, ...), passed
+ * through as given; host, port, dbname, user and password given as options
+ * override the location's. Any other option is refused by the engine.
+ * client_encoding is always UTF8.
+ *
+ * The password is kept for reconnecting, and every message the backend
+ * records goes through bitt__pg_redact first.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "postgres/pg_internal.h"
+
+#define DEFAULT_STATEMENT_TIMEOUT 30000
+#define DEFAULT_CONNECT_TIMEOUT "10"
+
+static int ident_ok(const char *s, size_t min, size_t max)
+{
+    size_t n = strlen(s);
+    if (n < min || n > max)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+/* Percent-decodes [s, s + n) into a new string; refuses %00 and bad
+ * escapes, naming `what` (never echoing the text: it may be a password). */
+static int decode(const char *s, size_t n, const char *what, char **out)
+{
+    char *d = malloc(n + 1);
+    if (!d)
+        return bitt__fail(BITT_ENOMEM, "postgres: out of memory parsing the URL");
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '%') {
+            d[j++] = s[i];
+            continue;
+        }
+        int hi = i + 2 < n ? bitt__hex_digit((unsigned char)s[i + 1]) : -1;
+        int lo = i + 2 < n ? bitt__hex_digit((unsigned char)s[i + 2]) : -1;
+        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+            free(d);
+            return bitt__fail(BITT_EURL, "postgres: bad percent-escape in the URL's %s", what);
+        }
+        d[j++] = (char)(hi * 16 + lo);
+        i += 2;
+    }
+    d[j] = '\0';
+    *out = d;
+    return BITT_OK;
+}
+
+/* Appends keyword=value (both copied) to the connection parameters. */
+static int add_param(bitt_backend *be, const char *kw, const char *value)
+{
+    for (size_t i = 0; i < be->nparams; i++) {
+        if (!strcmp(be->keywords[i], kw)) { /* a later one overrides */
+            char *v = strdup(value);
+            if (!v)
+                return bitt__fail(BITT_ENOMEM, "postgres: out of memory");
+            free(be->values[i]);
+            be->values[i] = v;
+            return BITT_OK;
+        }
+    }
+    char **k = realloc(be->keywords, (be->nparams + 2) * sizeof *k);
+    if (k)
+        be->keywords = k;
+    char **v = realloc(be->values, (be->nparams + 2) * sizeof *v);
+    if (v)
+        be->values = v;
+    if (!k || !v)
+        return bitt__fail(BITT_ENOMEM, "postgres: out of memory");
+    be->keywords[be->nparams] = strdup(kw);
+    be->values[be->nparams] = strdup(value);
+    if (!be->keywords[be->nparams] || !be->values[be->nparams]) {
+        free(be->keywords[be->nparams]);
+        free(be->values[be->nparams]);
+        return bitt__fail(BITT_ENOMEM, "postgres: out of memory");
+    }
+    be->nparams++;
+    be->keywords[be->nparams] = NULL;
+    be->values[be->nparams] = NULL;
+    return BITT_OK;
+}
+
+/* A decoded part of the location, added as keyword when not empty. */
+static int add_part(bitt_backend *be, const char *kw, const char *s, size_t n)
+{
+    if (!n)
+        return BITT_OK;
+    char *d = NULL;
+    int rc = decode(s, n, kw, &d);
+    if (!rc)
+        rc = add_param(be, kw, d);
+    free(d);
+    return rc;
+}
+
+/* host[:port] lists: "h1:5432,[::1]:5433" -> host "h1,::1", port
+ * "5432,5433" (libpq takes comma-separated lists). */
+static int add_hosts(bitt_backend *be, const char *s, size_t n)
+{
+    char *hosts = calloc(1, n + 1), *ports = calloc(1, n + 1);
+    int rc = hosts && ports ? BITT_OK : bitt__fail(BITT_ENOMEM, "postgres: out of memory");
+    int any_port = 0;
+    size_t hl = 0, pl = 0;
+    for (size_t i = 0; i < n && !rc;) {
+        size_t end = i;
+        while (end < n && s[end] != ',')
+            end++;
+        const char *h = s + i, *port = NULL;
+        size_t h_len = end - i, p_len = 0;
+        if (h_len && h[0] == '[') { /* [IPv6]:port */
+            const char *close = memchr(h, ']', h_len);
+            if (!close)
+                rc = bitt__fail(BITT_EURL, "postgres: an IPv6 host lacks its ']'");
+            else {
+                if ((size_t)(close - h) + 1 < h_len && close[1] == ':') {
+                    port = close + 2;
+                    p_len = h_len - (size_t)(port - h);
+                }
+                h_len = (size_t)(close - h) - 1;
+                h++;
+            }
+        } else {
+            const char *colon = memchr(h, ':', h_len);
+            if (colon) {
+                port = colon + 1;
+                p_len = h_len - (size_t)(port - h);
+                h_len = (size_t)(colon - h);
+            }
+        }
+        if (!rc) {
+            if (i) {
+                hosts[hl++] = ',';
+                ports[pl++] = ',';
+            }
+            memcpy(hosts + hl, h, h_len);
+            hl += h_len;
+            if (port) {
+                memcpy(ports + pl, port, p_len);
+                pl += p_len;
+                any_port = 1;
+            }
+        }
+        i = end + 1;
+    }
+    if (!rc)
+        rc = add_part(be, "host", hosts, hl);
+    if (!rc && any_port)
+        rc = add_part(be, "port", ports, pl);
+    free(hosts);
+    free(ports);
+    return rc;
+}
+
+/* //[user[:password]@][hosts][/dbname]. The user info ends at the last
+ * '@' of the location, so a password with an unescaped '/' or '@' is
+ * still taken whole (and redacted), never misread as a host or port that
+ * an error message would echo. */
+static int parse_location(bitt_url *url, bitt_backend *be)
+{
+    const char *s = url->raw_rest ? url->raw_rest : "";
+    if (strncmp(s, "//", 2) != 0)
+        return bitt__fail(BITT_EURL, "postgres: the URL must look like "
+                                     "postgres://user:password@host:port/dbname");
+    s += 2;
+    const char *at = strrchr(s, '@');
+    const char *hosts = at ? at + 1 : s;
+    const char *slash = strchr(hosts, '/');
+    int rc = BITT_OK;
+    if (at) {
+        const char *colon = memchr(s, ':', (size_t)(at - s));
+        size_t user_len = colon ? (size_t)(colon - s) : (size_t)(at - s);
+        rc = add_part(be, "user", s, user_len);
+        if (!rc && colon) {
+            size_t pw_len = (size_t)(at - colon - 1);
+            be->password_raw = strndup(colon + 1, pw_len);
+            if (!be->password_raw)
+                rc = bitt__fail(BITT_ENOMEM, "postgres: out of memory");
+            if (!rc)
+                rc = decode(colon + 1, pw_len, "password", &be->password);
+            if (!rc && pw_len)
+                rc = add_param(be, "password", be->password);
+        }
+    }
+    if (!rc)
+        rc = add_hosts(be, hosts, slash ? (size_t)(slash - hosts) : strlen(hosts));
+    if (!rc && slash)
+        rc = add_part(be, "dbname", slash + 1, strlen(slash + 1));
+    return rc;
+}
+
+/* Every parameter this libpq knows, given as an option, goes through. */
+static int pass_libpq_options(bitt_url *url, bitt_backend *be)
+{
+    PQconninfoOption *opts = PQconndefaults();
+    if (!opts)
+        return bitt__fail(BITT_ENOMEM, "postgres: out of memory reading libpq's parameters");
+    int rc = BITT_OK, has_timeout = 0, has_name = 0;
+    for (PQconninfoOption *o = opts; o->keyword && !rc; o++) {
+        if (!strcmp(o->keyword, "client_encoding") || !strcmp(o->keyword, "replication"))
+            continue;
+        const char *v = bitt__url_param(url, o->keyword);
+        if (!v)
+            continue;
+        if (!strcmp(o->keyword, "password") && !be->password) {
+            be->password = strdup(v);
+            if (!be->password)
+                rc = bitt__fail(BITT_ENOMEM, "postgres: out of memory");
+        }
+        has_timeout |= !strcmp(o->keyword, "connect_timeout");
+        has_name |= !strcmp(o->keyword, "fallback_application_name");
+        if (!rc)
+            rc = add_param(be, o->keyword, v);
+    }
+    PQconninfoFree(opts);
+    if (!rc && !has_timeout)
+        rc = add_param(be, "connect_timeout", DEFAULT_CONNECT_TIMEOUT);
+    if (!rc && !has_name)
+        rc = add_param(be, "fallback_application_name", "bitt");
+    if (!rc)
+        rc = add_param(be, "client_encoding", "UTF8");
+    return rc;
+}
+
+static int read_own_options(bitt_url *url, const bitt_limits *limits, bitt_backend *be)
+{
+    const char *schema = bitt__url_param(url, "schema");
+    const char *prefix = bitt__url_param(url, "table_prefix");
+    int rc = bitt__url_param_int(url, "statement_timeout", 1, INT32_MAX, DEFAULT_STATEMENT_TIMEOUT,
+                                 &be->statement_timeout);
+    if (rc)
+        return rc;
+    schema = schema ? schema : "public";
+    prefix = prefix ? prefix : "";
+    if (!ident_ok(schema, 1, BITT_PG_IDENT_MAX))
+        return bitt__fail(BITT_EURL, "postgres: schema must be 1 to %d letters, digits or '_'",
+                          BITT_PG_IDENT_MAX);
+    if (!ident_ok(prefix, 0, BITT_PG_PREFIX_MAX))
+        return bitt__fail(BITT_EURL,
+                          "postgres: table_prefix may hold only letters, digits and '_' (at "
+                          "most %d; it is part of table names)",
+                          BITT_PG_PREFIX_MAX);
+    if (limits->max_key_size > BITT_PG_KEY_MAX)
+        return bitt__fail(BITT_EURL,
+                          "postgres: max_key_size %zu is over %d, the longest key a btree "
+                          "index holds",
+                          limits->max_key_size, BITT_PG_KEY_MAX);
+    memcpy(be->schema, schema, strlen(schema) + 1);
+    memcpy(be->prefix, prefix, strlen(prefix) + 1);
+    uint64_t h = bitt__pg_hash(0xcbf29ce484222325ULL, schema, strlen(schema) + 1);
+    be->ns_seed = bitt__pg_hash(h, prefix, strlen(prefix));
+    snprintf(be->channel, sizeof be->channel, "bitt_%016llx", (unsigned long long)be->ns_seed);
+    return BITT_OK;
+}
+
+int bitt__pg_read_url(bitt_url *url, const bitt_limits *limits, bitt_backend *be)
+{
+    int rc = read_own_options(url, limits, be);
+    if (!rc)
+        rc = parse_location(url, be);
+    if (!rc)
+        rc = pass_libpq_options(url, be);
+    return rc;
+}
+
+void bitt__pg_free_params(bitt_backend *be)
+{
+    for (size_t i = 0; i < be->nparams; i++) {
+        if (!strcmp(be->keywords[i], "password"))
+            memset(be->values[i], 0, strlen(be->values[i]));
+        free(be->keywords[i]);
+        free(be->values[i]);
+    }
+    free(be->keywords);
+    free(be->values);
+    if (be->password)
+        memset(be->password, 0, strlen(be->password));
+    if (be->password_raw)
+        memset(be->password_raw, 0, strlen(be->password_raw));
+    free(be->password);
+    free(be->password_raw);
+    be->keywords = be->values = NULL;
+    be->password = be->password_raw = NULL;
+    be->nparams = 0;
+}
+
+/* Copies in to out, replacing every occurrence of secret (when not empty). */
+static void replace_all(const char *in, const char *secret, char *out, size_t cap)
+{
+    size_t n = secret ? strlen(secret) : 0, j = 0;
+    for (const char *s = in; *s && j + 1 < cap;) {
+        if (n && strncmp(s, secret, n) == 0) {
+            for (const char *r = "***"; *r && j + 1 < cap; r++)
+                out[j++] = *r;
+            s += n;
+        } else {
+            out[j++] = *s++;
+        }
+    }
+    out[j] = '\0';
+}
+
+void bitt__pg_redact(const bitt_backend *be, const char *in, char *out, size_t cap)
+{
+    if (!cap)
+        return;
+    char tmp[1024];
+    replace_all(in ? in : "", be ? be->password : NULL, tmp, sizeof tmp);
+    replace_all(tmp, be ? be->password_raw : NULL, out, cap);
+}
