@@ -160,6 +160,12 @@ typedef struct bitt_store bitt_store;
  *   memory:                 a private in-process store
  *   sqlite:PATH             a SQLite file (created when missing)
  *   sqlite::memory:         a private in-memory SQLite database
+ *   postgres://USER:PASSWORD@HOST:PORT/DB   (or postgresql://) PostgreSQL 13+;
+ *                           options schema=, table_prefix=, statement_timeout=MS
+ *                           and libpq's own (sslmode=, connect_timeout=, ...)
+ *   redis://[USER:PASSWORD@]HOST:PORT/DB and unix:/PATH/redis.sock?db=N
+ *                           Redis with maxmemory-policy noeviction; options
+ *                           prefix=, timeout=MS, allow_eviction=1
  * Options follow as a query string: sqlite:app.db?busy_timeout=2000&table_prefix=app_
  *   max_key_size=N      longest key in bytes (default 2048, at most 65536)
  *   max_value_size=N    largest value in bytes (default 65536, at most 67108864)
@@ -176,7 +182,7 @@ BITT_API void bitt_store_close(bitt_store *store);
 /* Creates or upgrades the schema. Idempotent, and safe from several
  * processes at once. A database of a newer schema is refused (BITT_ESCHEMA). */
 BITT_API int bitt_store_migrate(bitt_store *store);
-/* The backend's name: "memory" or "sqlite". Static string. */
+/* The backend's name: "memory", "sqlite", "postgres" or "redis". Static. */
 BITT_API const char *bitt_store_backend(const bitt_store *store);
 
 /* ---- the clock ---------------------------------------------------------- */

@@ -51,6 +51,23 @@ int ct_backend_wanted(ct_backend b)
     return 0;
 }
 
+/* A URL fit for a failure message: any user:password@ becomes "...@". */
+static const char *shown_url(const char *url, char *buf, size_t size)
+{
+    /* The user part ends at the last '@' before the query, as libpq reads it. */
+    const char *start = strstr(url, "://");
+    const char *query = strchr(url, '?');
+    const char *at = NULL;
+    for (const char *p = start ? start + 3 : url; start && *p && (!query || p < query); p++)
+        if (*p == '@')
+            at = p;
+    if (!at)
+        snprintf(buf, size, "%s", url);
+    else
+        snprintf(buf, size, "%.*s...%s", (int)(start + 3 - url), url, at);
+    return buf;
+}
+
 /* ---- bytes ------------------------------------------------------------------------ */
 
 int ct_bytes_put(ct_bytes *b, const void *data, size_t n)
@@ -371,6 +388,7 @@ static int run_parallel(ct_run *run, const js_value *step, ct_op *op)
     if (run->file_backed && (rc = bitt_clock_now(run->store, &now)))
         ct_fail(run, "bitt_clock_now gave %d", rc);
     long opened = 0;
+    char shown[512];
     for (; !run->fail && opened < threads; opened++) {
         w[opened] = (worker){.store = run->store, .op = op->inner, .repeat = (long)repeat,
                              .barrier = &barrier};
@@ -378,7 +396,8 @@ static int run_parallel(ct_run *run, const js_value *step, ct_op *op)
             continue;
         w[opened].store = NULL;
         if ((rc = bitt_store_open(run->url, &w[opened].store)))
-            ct_fail(run, "worker %ld: bitt_store_open(%s) gave %s (%d): %s", opened, run->url,
+            ct_fail(run, "worker %ld: bitt_store_open(%s) gave %s (%d): %s", opened,
+                    shown_url(run->url, shown, sizeof shown),
                     ct_status_name(rc), rc, bitt_error_last());
         else if ((rc = bitt_clock_set_manual(w[opened].store, now)))
             ct_fail(run, "worker %ld: bitt_clock_set_manual gave %d", opened, rc);
@@ -525,8 +544,10 @@ char *ct_run_case(const ct_case *c, ct_backend backend, const char *tmpdir)
         ct_broken(&run, "a case needs \"steps\": [...]");
     if (!run.fail) {
         int rc = bitt_store_open(run.url, &run.store);
+        char shown[512];
         if (rc)
-            ct_fail(&run, "bitt_store_open(\"%s\") gave %s (%d): %s", run.url, ct_status_name(rc),
+            ct_fail(&run, "bitt_store_open(\"%s\") gave %s (%d): %s",
+                    shown_url(run.url, shown, sizeof shown), ct_status_name(rc),
                     rc, bitt_error_last());
         else if ((rc = bitt_clock_set_manual(run.store, CT_START_CLOCK)))
             ct_fail(&run, "bitt_clock_set_manual gave %s (%d): %s", ct_status_name(rc), rc,
