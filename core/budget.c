@@ -63,13 +63,15 @@ int bitt_budget_take(bitt_store *store, const char *name, int64_t capacity, int6
     int rc = bitt__check_name(name, "budget name");
     if (rc)
         return rc;
-    if (capacity < 1 || capacity > PARAM_MAX || refill < 1 || refill > PARAM_MAX ||
-        period_ms < 1 || period_ms > PARAM_MAX)
+    if (capacity < 1 || capacity > PARAM_MAX || refill < 1 || refill > PARAM_MAX || period_ms < 1 ||
+        period_ms > PARAM_MAX)
         return bitt__fail(BITT_EINVAL, "budget capacity, refill and period_ms must be in "
                                        "[1, 2^31-1]");
     if (n < 1 || n > capacity)
-        return bitt__fail(BITT_EINVAL, "budget take of %lld tokens: n must be in [1, capacity "
-                                       "%lld]", (long long)n, (long long)capacity);
+        return bitt__fail(BITT_EINVAL,
+                          "budget take of %lld tokens: n must be in [1, capacity "
+                          "%lld]",
+                          (long long)n, (long long)capacity);
     if (!store->ops->budget_take)
         return bitt__unsupported(store, "budgets");
     bitt_budget_params p = {.capacity = capacity, .refill = refill, .period_ms = period_ms};

@@ -81,8 +81,8 @@ typedef struct bitt_url_param {
 } bitt_url_param;
 
 typedef struct bitt_url {
-    char *scheme; /* "memory", "sqlite", ... */
-    char *rest;   /* everything between "scheme:" and "?", percent-decoded */
+    char *scheme;   /* "memory", "sqlite", ... */
+    char *rest;     /* everything between "scheme:" and "?", percent-decoded */
     char *raw_rest; /* the same, not decoded (for backends that parse an
                      * authority themselves, such as user:password@host) */
     bitt_url_param *params;
@@ -90,6 +90,10 @@ typedef struct bitt_url {
 } bitt_url;
 
 int bitt__url_parse(const char *text, bitt_url *out);
+/* Percent-decodes [s, s + n) into a new NUL-terminated string; a %00 or a
+ * bad escape is BITT_EURL naming `what`, never echoing the text (it may be a
+ * password). */
+int bitt__percent_decode(const char *s, size_t n, const char *what, char **out);
 void bitt__url_free(bitt_url *url);
 /* The value of an option, or NULL when absent; marks it as used. */
 const char *bitt__url_param(bitt_url *url, const char *name);
@@ -189,9 +193,9 @@ typedef struct bitt_op {
     int64_t ttl_ms;
     uint64_t version;
     int64_t delta;
-    int want_old; /* DELETE: hand back the removed entry in `old` (take) */
-    const char *name;  /* ENQUEUE topic, FENCE lease, OUTBOX_APPEND stream */
-    const char *owner; /* FENCE */
+    int want_old;       /* DELETE: hand back the removed entry in `old` (take) */
+    const char *name;   /* ENQUEUE topic, FENCE lease, OUTBOX_APPEND stream */
+    const char *owner;  /* FENCE */
     const uint8_t *aux; /* ENQUEUE: dedup key, NULL = none */
     size_t aux_len;
     int64_t delay_ms;      /* ENQUEUE */
@@ -242,7 +246,7 @@ struct bitt_message {
     uint8_t *payload;
     size_t payload_len;
     int kind;
-    char *token;      /* NULL when none */
+    char *token; /* NULL when none */
     uint32_t attempts;
     uint32_t max_attempts;
     char *last_error; /* NULL when none */
@@ -413,8 +417,8 @@ typedef struct bitt_backend_ops {
      * 0, error and failed_at cleared. */
     int (*queue_dead_retry)(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                             uint64_t *count);
-    int (*queue_dead_delete)(bitt_backend *be, const bitt_time *t, const char *topic,
-                             uint64_t id, uint64_t *count);
+    int (*queue_dead_delete)(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                             uint64_t *count);
     int (*queue_stats)(bitt_backend *be, const bitt_time *t, const char *topic,
                        bitt_queue_stats *out);
 
@@ -423,19 +427,18 @@ typedef struct bitt_backend_ops {
      * release: BITT_ELEASELOST unless owner and epoch match a live lease;
      * release clears the owner and keeps the epoch. get: BITT_NOTFOUND
      * unless live. */
-    int (*lease_acquire)(bitt_backend *be, const bitt_time *t, const char *name,
-                         const char *owner, int64_t ttl_ms, uint64_t *epoch,
-                         int64_t *expires_at);
+    int (*lease_acquire)(bitt_backend *be, const bitt_time *t, const char *name, const char *owner,
+                         int64_t ttl_ms, uint64_t *epoch, int64_t *expires_at);
     int (*lease_renew)(bitt_backend *be, const bitt_time *t, const char *name, const char *owner,
                        uint64_t epoch, int64_t ttl_ms, int64_t *expires_at);
-    int (*lease_release)(bitt_backend *be, const bitt_time *t, const char *name,
-                         const char *owner, uint64_t epoch);
+    int (*lease_release)(bitt_backend *be, const bitt_time *t, const char *name, const char *owner,
+                         uint64_t epoch);
     int (*lease_get)(bitt_backend *be, const bitt_time *t, const char *name, bitt_buf *owner,
                      uint64_t *epoch, int64_t *expires_at);
 
     /* Outbox: events are pending or parked; seqs increase per stream. */
-    int (*outbox_pending)(bitt_backend *be, const bitt_time *t, const char *stream,
-                          size_t limit, bitt_messages *out);
+    int (*outbox_pending)(bitt_backend *be, const bitt_time *t, const char *stream, size_t limit,
+                          bitt_messages *out);
     int (*outbox_ack)(bitt_backend *be, const bitt_time *t, const char *stream,
                       const uint64_t *seqs, size_t count, uint64_t *acked);
     /* BITT_NOTFOUND when seq is not pending. */
@@ -480,8 +483,7 @@ typedef struct bitt_backend_ops {
                            int64_t first_run_at);
     int (*schedule_claim)(bitt_backend *be, const bitt_time *t, const char *prefix,
                           bitt_schedule **out);
-    int (*schedule_get)(bitt_backend *be, const bitt_time *t, const char *key,
-                        bitt_schedule **out);
+    int (*schedule_get)(bitt_backend *be, const bitt_time *t, const char *key, bitt_schedule **out);
     int (*schedule_list)(bitt_backend *be, const bitt_time *t, bitt_schedule_array *out);
     int (*schedule_delete)(bitt_backend *be, const bitt_time *t, const char *key);
 

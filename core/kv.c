@@ -25,8 +25,8 @@ int bitt__check_value(const bitt_store *store, int kind, const void *value, size
     if (!value && len)
         return bitt__fail(BITT_EINVAL, "value is NULL with length %zu", len);
     if (len > store->limits.max_value_size)
-        return bitt__fail(BITT_ETOOLARGE, "value of %zu bytes is over the limit of %zu bytes",
-                          len, store->limits.max_value_size);
+        return bitt__fail(BITT_ETOOLARGE, "value of %zu bytes is over the limit of %zu bytes", len,
+                          store->limits.max_value_size);
     return bitt__value_check(kind, value, len);
 }
 
@@ -48,9 +48,8 @@ int bitt__run_commit(bitt_store *store, bitt_op *ops, size_t count, uint64_t *ve
          * nothing reads them; the write already succeeded, so a failed sweep
          * is only retried later. */
         uint64_t removed;
-        store->next_purge = c.time.now > INT64_MAX - PURGE_INTERVAL_MS
-                                ? INT64_MAX
-                                : c.time.now + PURGE_INTERVAL_MS;
+        store->next_purge =
+            c.time.now > INT64_MAX - PURGE_INTERVAL_MS ? INT64_MAX : c.time.now + PURGE_INTERVAL_MS;
         store->ops->kv_purge(store->be, &c.time, &removed);
         bitt__error_reset();
     }
@@ -116,8 +115,8 @@ int bitt_kv_get_many(bitt_store *store, const void *const *keys, const size_t *k
         return BITT_ENOMEM;
     bitt_time t;
     bitt__store_enter(store, &t);
-    rc = store->ops->kv_get_many(store->be, &t, (const uint8_t *const *)keys, key_lens, count,
-                                 list);
+    rc =
+        store->ops->kv_get_many(store->be, &t, (const uint8_t *const *)keys, key_lens, count, list);
     bitt__store_leave(store);
     if (rc) {
         bitt_entries_free(list);
@@ -143,8 +142,13 @@ static int write_args(bitt_store *store, const void *key, size_t key_len, const 
 static bitt_op set_op(const void *key, size_t key_len, const void *value, size_t value_len,
                       int kind, int64_t ttl_ms)
 {
-    return (bitt_op){.type = BITT_OP_SET, .key = key, .key_len = key_len, .value = value,
-                     .value_len = value_len, .kind = kind, .ttl_ms = ttl_ms};
+    return (bitt_op){.type = BITT_OP_SET,
+                     .key = key,
+                     .key_len = key_len,
+                     .value = value,
+                     .value_len = value_len,
+                     .kind = kind,
+                     .ttl_ms = ttl_ms};
 }
 
 int bitt_kv_set(bitt_store *store, const void *key, size_t key_len, const void *value,
@@ -220,8 +224,8 @@ int bitt_kv_increment(bitt_store *store, const void *key, size_t key_len, int64_
         rc = bitt__check_ttl(ttl_ms);
     if (rc)
         return rc;
-    bitt_op op = {.type = BITT_OP_SUM, .key = key, .key_len = key_len, .delta = delta,
-                  .ttl_ms = ttl_ms};
+    bitt_op op = {
+        .type = BITT_OP_SUM, .key = key, .key_len = key_len, .delta = delta, .ttl_ms = ttl_ms};
     rc = bitt__run_commit(store, &op, 1, version_out);
     if (!rc && value_out)
         *value_out = op.result;

@@ -52,8 +52,8 @@ static int check_bound(const bitt_store *store, const char *name, const void *p,
     if (!p && len)
         return bitt__fail(BITT_EINVAL, "list %s is NULL with length %zu", name, len);
     if (p && len > store->limits.max_key_size)
-        return bitt__fail(BITT_ETOOLARGE, "list %s of %zu bytes is over the key limit of %zu",
-                          name, len, store->limits.max_key_size);
+        return bitt__fail(BITT_ETOOLARGE, "list %s of %zu bytes is over the key limit of %zu", name,
+                          len, store->limits.max_key_size);
     return BITT_OK;
 }
 
@@ -110,8 +110,8 @@ static int selector_range(const bitt_list_options *o, bitt_range *r, bitt_buf *h
 static int apply_cursor(const bitt_store *store, const bitt_list_options *o, bitt_range *r,
                         bitt_buf *key, bitt_buf *lo_buf)
 {
-    int rc = bitt__cursor_decode(o->cursor, bitt__selector_hash(o), store->limits.max_key_size,
-                                 key);
+    int rc =
+        bitt__cursor_decode(o->cursor, bitt__selector_hash(o), store->limits.max_key_size, key);
     if (rc)
         return rc;
     if (compare(key->ptr, key->len, r->lo, r->lo_len) < 0 ||
@@ -169,8 +169,7 @@ int bitt_kv_list(bitt_store *store, const bitt_list_options *opts, bitt_entries 
     if (!rc && list->count > limit) {
         free(list->items[--list->count]);
         const bitt_entry *last = list->items[list->count - 1];
-        rc = bitt__cursor_encode(bitt__selector_hash(&o), last->key, last->key_len,
-                                 &list->cursor);
+        rc = bitt__cursor_encode(bitt__selector_hash(&o), last->key, last->key_len, &list->cursor);
     }
     bitt_buf_dispose(&hi_buf);
     bitt_buf_dispose(&lo_buf);

@@ -31,8 +31,8 @@ static int check_limit(uint32_t limit, size_t *out)
 static int check_seqs(const uint64_t *seqs, size_t count, int all_allowed)
 {
     if (count > OUTBOX_BATCH_MAX)
-        return bitt__fail(BITT_ETOOLARGE, "%zu sequence numbers are over the maximum of %d",
-                          count, OUTBOX_BATCH_MAX);
+        return bitt__fail(BITT_ETOOLARGE, "%zu sequence numbers are over the maximum of %d", count,
+                          OUTBOX_BATCH_MAX);
     if (count && !seqs)
         return bitt__fail(BITT_EINVAL, "seqs is NULL with count %zu", count);
     if (!count && seqs && all_allowed)
@@ -49,44 +49,19 @@ int bitt_outbox_append(bitt_store *store, const char *stream, const void *event,
         rc = bitt__check_value(store, kind, event, event_len);
     if (rc)
         return rc;
-    bitt_op op = {.type = BITT_OP_OUTBOX_APPEND, .name = stream, .value = event,
-                  .value_len = event_len, .kind = kind};
+    bitt_op op = {.type = BITT_OP_OUTBOX_APPEND,
+                  .name = stream,
+                  .value = event,
+                  .value_len = event_len,
+                  .kind = kind};
     rc = bitt__run_commit(store, &op, 1, NULL);
     if (!rc && seq_out)
         *seq_out = op.id;
     return rc;
 }
 
-
-int bitt_outbox_pending(bitt_store *store, const char *stream, uint32_t limit,
-                        bitt_messages **out)
-{
-    bitt__error_reset();
-    if (!out)
-        return bitt__fail(BITT_EINVAL, "out must not be NULL");
-    *out = NULL;
-    size_t n = 0;
-    int rc = check_stream(store, stream);
-    if (!rc)
-        rc = check_limit(limit, &n);
-    if (rc)
-        return rc;
-    bitt_messages *list = bitt__messages_new(0);
-    if (!list)
-        return BITT_ENOMEM;
-    bitt_time t;
-    bitt__store_enter(store, &t);
-    rc = store->ops->outbox_pending(store->be, &t, stream, n, list);
-    bitt__store_leave(store);
-    if (rc) {
-        bitt_messages_free(list);
-        return rc;
-    }
-    *out = list;
-    return BITT_OK;
-}
-
-int bitt_outbox_parked(bitt_store *store, const char *stream, int reason, uint32_t limit,
+/* pending and parked: one listing shape; reason < 0 asks for pending. */
+static int list_events(bitt_store *store, const char *stream, int reason, uint32_t limit,
                        bitt_messages **out)
 {
     bitt__error_reset();
@@ -97,9 +72,11 @@ int bitt_outbox_parked(bitt_store *store, const char *stream, int reason, uint32
     int rc = check_stream(store, stream);
     if (!rc)
         rc = check_limit(limit, &n);
-    if (!rc && reason != 0 && reason != BITT_PARK_POISON && reason != BITT_PARK_INVALID)
-        rc = bitt__fail(BITT_EINVAL, "park reason %d is not 0, BITT_PARK_POISON or "
-                                     "BITT_PARK_INVALID", reason);
+    if (!rc && reason > 0 && reason != BITT_PARK_POISON && reason != BITT_PARK_INVALID)
+        rc = bitt__fail(BITT_EINVAL,
+                        "park reason %d is not 0, BITT_PARK_POISON or "
+                        "BITT_PARK_INVALID",
+                        reason);
     if (rc)
         return rc;
     bitt_messages *list = bitt__messages_new(0);
@@ -107,7 +84,10 @@ int bitt_outbox_parked(bitt_store *store, const char *stream, int reason, uint32
         return BITT_ENOMEM;
     bitt_time t;
     bitt__store_enter(store, &t);
-    rc = store->ops->outbox_parked(store->be, &t, stream, reason, n, list);
+    if (reason < 0)
+        rc = store->ops->outbox_pending(store->be, &t, stream, n, list);
+    else
+        rc = store->ops->outbox_parked(store->be, &t, stream, reason, n, list);
     bitt__store_leave(store);
     if (rc) {
         bitt_messages_free(list);
@@ -115,6 +95,26 @@ int bitt_outbox_parked(bitt_store *store, const char *stream, int reason, uint32
     }
     *out = list;
     return BITT_OK;
+}
+
+int bitt_outbox_pending(bitt_store *store, const char *stream, uint32_t limit, bitt_messages **out)
+{
+    return list_events(store, stream, -1, limit, out);
+}
+
+int bitt_outbox_parked(bitt_store *store, const char *stream, int reason, uint32_t limit,
+                       bitt_messages **out)
+{
+    if (reason < 0) {
+        bitt__error_reset();
+        if (out)
+            *out = NULL;
+        return bitt__fail(BITT_EINVAL,
+                          "park reason %d is not 0, BITT_PARK_POISON or "
+                          "BITT_PARK_INVALID",
+                          reason);
+    }
+    return list_events(store, stream, reason, limit, out);
 }
 
 int bitt_outbox_ack(bitt_store *store, const char *stream, const uint64_t *seqs, size_t count,
@@ -172,8 +172,10 @@ int bitt_outbox_park(bitt_store *store, const char *stream, uint64_t seq, int re
     if (!rc)
         rc = check_error_text(store, error);
     if (!rc && reason != BITT_PARK_POISON && reason != BITT_PARK_INVALID)
-        rc = bitt__fail(BITT_EINVAL, "park reason %d is not BITT_PARK_POISON or "
-                                     "BITT_PARK_INVALID", reason);
+        rc = bitt__fail(BITT_EINVAL,
+                        "park reason %d is not BITT_PARK_POISON or "
+                        "BITT_PARK_INVALID",
+                        reason);
     if (rc)
         return rc;
     bitt_time t;
@@ -183,8 +185,8 @@ int bitt_outbox_park(bitt_store *store, const char *stream, uint64_t seq, int re
     return rc;
 }
 
-typedef int (*move_fn)(bitt_backend *, const bitt_time *, const char *, const uint64_t *,
-                       size_t, uint64_t *);
+typedef int (*move_fn)(bitt_backend *, const bitt_time *, const char *, const uint64_t *, size_t,
+                       uint64_t *);
 
 /* retry and discard: the same checks, a different storage step. */
 static int move_parked(bitt_store *store, const char *stream, const uint64_t *seqs, size_t count,

@@ -38,8 +38,7 @@ int bitt_pubsub_publish(bitt_store *store, const char *channel, const void *data
         return rc;
     bitt_time t;
     bitt__store_enter(store, &t);
-    rc = store->ops->pubsub_publish(store->be, &t, channel, data, len,
-                                    store->pubsub_retention_ms);
+    rc = store->ops->pubsub_publish(store->be, &t, channel, data, len, store->pubsub_retention_ms);
     bitt__store_leave(store);
     if (!rc)
         bitt__notify_all();

@@ -15,8 +15,10 @@ int bitt_enqueue_options_init(bitt_enqueue_options *opts, unsigned int version)
 {
     bitt__error_reset();
     if (!opts || version != BITT_ENQUEUE_OPTIONS_VERSION)
-        return bitt__fail(BITT_EINVAL, "bitt_enqueue_options_init: opts NULL or version %u is "
-                                       "not %d", version, BITT_ENQUEUE_OPTIONS_VERSION);
+        return bitt__fail(BITT_EINVAL,
+                          "bitt_enqueue_options_init: opts NULL or version %u is "
+                          "not %d",
+                          version, BITT_ENQUEUE_OPTIONS_VERSION);
     *opts = (bitt_enqueue_options)BITT_ENQUEUE_OPTIONS_INIT;
     return BITT_OK;
 }
@@ -25,8 +27,10 @@ int bitt_dequeue_options_init(bitt_dequeue_options *opts, unsigned int version)
 {
     bitt__error_reset();
     if (!opts || version != BITT_DEQUEUE_OPTIONS_VERSION)
-        return bitt__fail(BITT_EINVAL, "bitt_dequeue_options_init: opts NULL or version %u is "
-                                       "not %d", version, BITT_DEQUEUE_OPTIONS_VERSION);
+        return bitt__fail(BITT_EINVAL,
+                          "bitt_dequeue_options_init: opts NULL or version %u is "
+                          "not %d",
+                          version, BITT_DEQUEUE_OPTIONS_VERSION);
     *opts = (bitt_dequeue_options)BITT_DEQUEUE_OPTIONS_INIT;
     return BITT_OK;
 }
@@ -52,10 +56,15 @@ int bitt__enqueue_op(const bitt_store *store, const char *topic, const void *pay
                         o.dedup_key_len, store->limits.max_key_size);
     if (rc)
         return rc;
-    *op = (bitt_op){.type = BITT_OP_ENQUEUE, .name = topic, .value = payload,
-                    .value_len = payload_len, .kind = kind, .delay_ms = o.delay_ms,
+    *op = (bitt_op){.type = BITT_OP_ENQUEUE,
+                    .name = topic,
+                    .value = payload,
+                    .value_len = payload_len,
+                    .kind = kind,
+                    .delay_ms = o.delay_ms,
                     .max_attempts = o.max_attempts ? o.max_attempts : BITT_MAX_ATTEMPTS_DEFAULT,
-                    .aux = o.dedup_key, .aux_len = o.dedup_key_len};
+                    .aux = o.dedup_key,
+                    .aux_len = o.dedup_key_len};
     /* A zero-length dedup key is a key; only NULL means "none". */
     if (o.dedup_key && !o.dedup_key_len)
         op->aux = (const uint8_t *)"";
@@ -194,8 +203,8 @@ int bitt_queue_nack(bitt_store *store, const char *topic, uint64_t id, const cha
         return rc;
     bitt_time t;
     bitt__store_enter(store, &t);
-    rc = store->ops->queue_nack(store->be, &t, topic, id, token, error, delay_ms < 0 ? -1 : delay_ms,
-                                &store->backoff);
+    rc = store->ops->queue_nack(store->be, &t, topic, id, token, error,
+                                delay_ms < 0 ? -1 : delay_ms, &store->backoff);
     bitt__store_leave(store);
     if (!rc)
         bitt__notify_all();
@@ -253,7 +262,11 @@ int bitt_queue_dead_list(bitt_store *store, const char *topic, uint64_t after_id
     return BITT_OK;
 }
 
-int bitt_queue_dead_retry(bitt_store *store, const char *topic, uint64_t id, uint64_t *count_out)
+typedef int (*dead_fn)(bitt_backend *, const bitt_time *, const char *, uint64_t, uint64_t *);
+
+/* retry and delete of dead letters: the same checks, another storage step. */
+static int dead_apply(bitt_store *store, const char *topic, uint64_t id, uint64_t *count_out,
+                      int retry)
 {
     bitt__error_reset();
     int rc = check_topic(store, topic);
@@ -261,34 +274,27 @@ int bitt_queue_dead_retry(bitt_store *store, const char *topic, uint64_t id, uin
         rc = bitt__unsupported(store, "queues");
     if (rc)
         return rc;
+    dead_fn fn = retry ? store->ops->queue_dead_retry : store->ops->queue_dead_delete;
     uint64_t count = 0;
     bitt_time t;
     bitt__store_enter(store, &t);
-    rc = store->ops->queue_dead_retry(store->be, &t, topic, id, &count);
+    rc = fn(store->be, &t, topic, id, &count);
     bitt__store_leave(store);
-    if (!rc && count)
+    if (!rc && retry && count)
         bitt__notify_all();
     if (!rc && count_out)
         *count_out = count;
     return rc;
 }
 
+int bitt_queue_dead_retry(bitt_store *store, const char *topic, uint64_t id, uint64_t *count_out)
+{
+    return dead_apply(store, topic, id, count_out, 1);
+}
+
 int bitt_queue_dead_delete(bitt_store *store, const char *topic, uint64_t id, uint64_t *count_out)
 {
-    bitt__error_reset();
-    int rc = check_topic(store, topic);
-    if (!rc && !store->ops->queue_dead_delete)
-        rc = bitt__unsupported(store, "queues");
-    if (rc)
-        return rc;
-    uint64_t count = 0;
-    bitt_time t;
-    bitt__store_enter(store, &t);
-    rc = store->ops->queue_dead_delete(store->be, &t, topic, id, &count);
-    bitt__store_leave(store);
-    if (!rc && count_out)
-        *count_out = count;
-    return rc;
+    return dead_apply(store, topic, id, count_out, 0);
 }
 
 int bitt_queue_stats_get(bitt_store *store, const char *topic, bitt_queue_stats *out)

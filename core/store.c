@@ -9,15 +9,12 @@ static const struct {
     const char *scheme;
     const bitt_backend_ops *ops;
 } backends[] = {
-    {"memory", &bitt__memory_backend},
-    {"sqlite", &bitt__sqlite_backend},
+    {"memory", &bitt__memory_backend},     {"sqlite", &bitt__sqlite_backend},
 #ifdef BITT_HAVE_POSTGRES
-    {"postgres", &bitt__postgres_backend},
-    {"postgresql", &bitt__postgres_backend},
+    {"postgres", &bitt__postgres_backend}, {"postgresql", &bitt__postgres_backend},
 #endif
 #ifdef BITT_HAVE_REDIS
-    {"redis", &bitt__redis_backend},
-    {"unix", &bitt__redis_backend},
+    {"redis", &bitt__redis_backend},       {"unix", &bitt__redis_backend},
 #endif
 };
 
@@ -53,8 +50,8 @@ static int read_module_options(bitt_url *url, bitt_store *store)
     const char *backoff = bitt__url_param(url, "queue_backoff");
     int rc = bitt__backoff_parse(backoff ? backoff : DEFAULT_QUEUE_BACKOFF, &store->backoff);
     if (!rc)
-        rc = bitt__url_param_int(url, "queue_lease", 1, BITT_MAX_DURATION_MS, DEFAULT_QUEUE_LEASE_MS,
-                                 &store->queue_lease_ms);
+        rc = bitt__url_param_int(url, "queue_lease", 1, BITT_MAX_DURATION_MS,
+                                 DEFAULT_QUEUE_LEASE_MS, &store->queue_lease_ms);
     if (!rc)
         rc = bitt__url_param_int(url, "pubsub_retention", 1, BITT_MAX_DURATION_MS,
                                  DEFAULT_PUBSUB_RETENTION_MS, &store->pubsub_retention_ms);
@@ -202,8 +199,7 @@ int bitt_clock_advance(bitt_store *store, int64_t ms)
     if (!store->manual_clock)
         rc = bitt__fail(BITT_EUSAGE, "no manual clock installed (bitt_clock_set_manual)");
     else if (ms > INT64_MAX - store->manual_now)
-        rc = bitt__fail(BITT_EINVAL, "advancing the clock by %lld ms overflows",
-                        (long long)ms);
+        rc = bitt__fail(BITT_EINVAL, "advancing the clock by %lld ms overflows", (long long)ms);
     else
         store->manual_now += ms;
     pthread_mutex_unlock(&store->lock);

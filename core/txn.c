@@ -94,8 +94,8 @@ int bitt_txn_check(bitt_txn *txn, const void *key, size_t key_len, uint64_t vers
     int rc = check_txn_key(txn, key, key_len);
     if (rc)
         return rc;
-    return push(txn, (bitt_op){.type = BITT_OP_CHECK, .key = key, .key_len = key_len,
-                               .version = version});
+    return push(
+        txn, (bitt_op){.type = BITT_OP_CHECK, .key = key, .key_len = key_len, .version = version});
 }
 
 int bitt_txn_set(bitt_txn *txn, const void *key, size_t key_len, const void *value,
@@ -109,8 +109,12 @@ int bitt_txn_set(bitt_txn *txn, const void *key, size_t key_len, const void *val
         rc = bitt__check_ttl(ttl_ms);
     if (rc)
         return rc;
-    return push(txn, (bitt_op){.type = BITT_OP_SET, .key = key, .key_len = key_len,
-                               .value = value, .value_len = value_len, .kind = kind,
+    return push(txn, (bitt_op){.type = BITT_OP_SET,
+                               .key = key,
+                               .key_len = key_len,
+                               .value = value,
+                               .value_len = value_len,
+                               .kind = kind,
                                .ttl_ms = ttl_ms});
 }
 
@@ -154,12 +158,12 @@ int bitt_txn_fence(bitt_txn *txn, const char *name, const char *owner, uint64_t 
         rc = bitt__check_name(owner, "lease owner");
     if (rc)
         return rc;
-    return push(txn, (bitt_op){.type = BITT_OP_FENCE, .name = name, .owner = owner,
-                               .version = epoch});
+    return push(txn,
+                (bitt_op){.type = BITT_OP_FENCE, .name = name, .owner = owner, .version = epoch});
 }
 
-int bitt_txn_outbox_append(bitt_txn *txn, const char *stream, const void *event,
-                           size_t event_len, int kind)
+int bitt_txn_outbox_append(bitt_txn *txn, const char *stream, const void *event, size_t event_len,
+                           int kind)
 {
     bitt__error_reset();
     if (!txn)
@@ -169,8 +173,11 @@ int bitt_txn_outbox_append(bitt_txn *txn, const char *stream, const void *event,
         rc = bitt__check_value(txn->store, kind, event, event_len);
     if (rc)
         return rc;
-    return push(txn, (bitt_op){.type = BITT_OP_OUTBOX_APPEND, .name = stream, .value = event,
-                               .value_len = event_len, .kind = kind});
+    return push(txn, (bitt_op){.type = BITT_OP_OUTBOX_APPEND,
+                               .name = stream,
+                               .value = event,
+                               .value_len = event_len,
+                               .kind = kind});
 }
 
 int bitt_txn_commit(bitt_txn *txn, uint64_t *version_out)

@@ -12,9 +12,7 @@
 
 #include "internal.h"
 
-/* Percent-decodes [s, s+n) into a new NUL-terminated string; a %00 or a bad
- * escape is refused, naming `what`. */
-static int decode(const char *s, size_t n, const char *what, char **out)
+int bitt__percent_decode(const char *s, size_t n, const char *what, char **out)
 {
     char *d = malloc(n + 1);
     if (!d)
@@ -56,9 +54,10 @@ static int parse_query(const char *q, bitt_url *url)
             return bitt__fail(BITT_EURL, "store URL: option '%.*s' has no value (write name=value)",
                               (int)(len > 64 ? 64 : len), q);
         bitt_url_param *p = &url->params[url->param_count];
-        int rc = decode(q, (size_t)(eq - q), "an option name", &p->name);
+        int rc = bitt__percent_decode(q, (size_t)(eq - q), "an option name", &p->name);
         if (!rc)
-            rc = decode(eq + 1, len - (size_t)(eq - q) - 1, "an option value", &p->value);
+            rc = bitt__percent_decode(eq + 1, len - (size_t)(eq - q) - 1, "an option value",
+                                      &p->value);
         url->param_count++;
         if (rc)
             return rc;
@@ -94,7 +93,7 @@ int bitt__url_parse(const char *text, bitt_url *url)
     const char *rest = text + scheme_len + 1;
     const char *query = strchr(rest, '?');
     size_t rest_len = query ? (size_t)(query - rest) : strlen(rest);
-    int rc = decode(rest, rest_len, "the location", &url->rest);
+    int rc = bitt__percent_decode(rest, rest_len, "the location", &url->rest);
     if (!rc) {
         url->raw_rest = malloc(rest_len + 1);
         if (!url->raw_rest)

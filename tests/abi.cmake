@@ -71,3 +71,15 @@ set_tests_properties(abi_symbols_declared abi_symbols abi_install cli cli_module
 if(TEST abi_header_c)
   set_tests_properties(abi_header_c abi_header_cxx11 abi_header_cxx17 PROPERTIES LABELS abi)
 endif()
+
+# Every C file follows the one committed .clang-format (Debian 12's
+# clang-format 14, which scripts/install-deps installs).
+find_program(BITT_CLANG_FORMAT clang-format)
+if(BITT_CLANG_FORMAT)
+  file(GLOB_RECURSE BITT_FORMATTED_SOURCES CONFIGURE_DEPENDS
+    ${PROJECT_SOURCE_DIR}/abi/*.h ${PROJECT_SOURCE_DIR}/core/*.[ch]
+    ${PROJECT_SOURCE_DIR}/tools/*.[ch] ${PROJECT_SOURCE_DIR}/tests/c/*.[ch]
+    ${PROJECT_SOURCE_DIR}/bench/*.c ${PROJECT_SOURCE_DIR}/examples/*.[ch])
+  add_test(NAME format COMMAND ${BITT_CLANG_FORMAT} --dry-run --Werror ${BITT_FORMATTED_SOURCES})
+  set_tests_properties(format PROPERTIES LABELS abi)
+endif()

@@ -63,8 +63,8 @@ static int b_take(cli *c, int argc, char **argv)
             else
                 wait = 0;
             if (c->json)
-                printf("{\"taken\":%s,\"wait_ms\":%" PRId64 "}\n",
-                       rc == BITT_OK ? "true" : "false", wait);
+                printf("{\"taken\":%s,\"wait_ms\":%" PRId64 "}\n", rc == BITT_OK ? "true" : "false",
+                       wait);
             else if (rc == BITT_OK)
                 puts("taken");
             else

@@ -43,8 +43,7 @@ int cli_hex_decode(const char *hex, uint8_t **out, size_t *out_len)
     return 0;
 }
 
-int cli_bytes_arg(const cli *c, const char *cmd, const char *what, const char *arg,
-                  cli_bytes *out)
+int cli_bytes_arg(const cli *c, const char *cmd, const char *what, const char *arg, cli_bytes *out)
 {
     memset(out, 0, sizeof(*out));
     if (!c->hex_in) {
@@ -58,8 +57,8 @@ int cli_bytes_arg(const cli *c, const char *cmd, const char *what, const char *a
         return CLI_ERROR;
     }
     if (rc != 0)
-        return cli_usage_error(cmd, "%s is not hex (an even number of 0-9a-f digits): '%s'",
-                               what, arg);
+        return cli_usage_error(cmd, "%s is not hex (an even number of 0-9a-f digits): '%s'", what,
+                               arg);
     out->ptr = out->owned;
     return CLI_OK;
 }

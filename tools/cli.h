@@ -86,8 +86,7 @@ typedef struct cli_bytes {
 
 /* The bytes of an argument: the text itself, or decoded hex with --hex.
  * Returns CLI_OK or CLI_USAGE (printed). */
-int cli_bytes_arg(const cli *c, const char *cmd, const char *what, const char *arg,
-                  cli_bytes *out);
+int cli_bytes_arg(const cli *c, const char *cmd, const char *what, const char *arg, cli_bytes *out);
 void cli_bytes_free(cli_bytes *b);
 
 /* Decodes hex ("00ff", either case, even length) into a new buffer. Returns
@@ -137,8 +136,8 @@ typedef struct cli_sub {
 /* Runs the subcommand argv names (after shared options), or prints usage
  * for --help. group names the group in messages ("queue"); names lists the
  * subcommands for the "missing subcommand" message. */
-int cli_group(cli *c, const char *group, const char *usage, const char *names,
-              const cli_sub *subs, size_t nsubs, int argc, char **argv);
+int cli_group(cli *c, const char *group, const char *usage, const char *names, const cli_sub *subs,
+              size_t nsubs, int argc, char **argv);
 /* Prints usage on stdout and returns cli_finish(CLI_OK). */
 int cli_help(const char *usage);
 /* bytes, json or counter into *kind, or a usage error (printed). */
@@ -157,22 +156,22 @@ void cli_put_delivery_line(const cli *c, const bitt_message *m);
  * ("payload", "event", "data"). */
 void cli_put_json_message(const cli *c, const bitt_message *m, const char *field);
 /* Prints a list of messages as lines (put_line) or as {"<key>":[...]}. */
-void cli_put_messages(const cli *c, const bitt_messages *list, const char *key,
-                      const char *field, void (*put_line)(const cli *, const bitt_message *));
+void cli_put_messages(const cli *c, const bitt_messages *list, const char *key, const char *field,
+                      void (*put_line)(const cli *, const bitt_message *));
 
 /* ---- commands ---------------------------------------------------------- */
 
 int cli_kv(cli *c, int argc, char **argv);      /* kv_cmd.c: argv after "kv" */
 int cli_kv_list(cli *c, int argc, char **argv); /* kv_list.c: argv after "list" */
 extern const char cli_kv_list_usage[];
-int cli_queue(cli *c, int argc, char **argv);    /* queue_cmd.c */
+int cli_queue(cli *c, int argc, char **argv);       /* queue_cmd.c */
 int cli_queue_dead(cli *c, int argc, char **argv);  /* queue_dead.c: dead */
 int cli_queue_retry(cli *c, int argc, char **argv); /* queue_dead.c: retry */
 int cli_queue_purge(cli *c, int argc, char **argv); /* queue_dead.c: purge-dead */
-int cli_lease(cli *c, int argc, char **argv);    /* lease_cmd.c */
-int cli_outbox(cli *c, int argc, char **argv);   /* outbox_cmd.c */
-int cli_schedule(cli *c, int argc, char **argv); /* schedule_cmd.c */
-int cli_budget(cli *c, int argc, char **argv);   /* budget_cmd.c */
-int cli_pubsub(cli *c, int argc, char **argv);   /* pubsub_cmd.c */
+int cli_lease(cli *c, int argc, char **argv);       /* lease_cmd.c */
+int cli_outbox(cli *c, int argc, char **argv);      /* outbox_cmd.c */
+int cli_schedule(cli *c, int argc, char **argv);    /* schedule_cmd.c */
+int cli_budget(cli *c, int argc, char **argv);      /* budget_cmd.c */
+int cli_pubsub(cli *c, int argc, char **argv);      /* pubsub_cmd.c */
 
 #endif /* BITT_CLI_H */

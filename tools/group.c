@@ -15,8 +15,8 @@ int cli_help(const char *usage)
     return cli_finish(CLI_OK);
 }
 
-int cli_group(cli *c, const char *group, const char *usage, const char *names,
-              const cli_sub *subs, size_t nsubs, int argc, char **argv)
+int cli_group(cli *c, const char *group, const char *usage, const char *names, const cli_sub *subs,
+              size_t nsubs, int argc, char **argv)
 {
     /* Shared options may come between the group and the subcommand. */
     int i = 0;

@@ -51,12 +51,11 @@ static const char set_usage[] =
     "\n"
     "Exit status: 0 written, 2 error, 64 usage.\n";
 
-static const char del_usage[] =
-    "Usage: bitt kv del KEY [--hex]\n"
-    "\n"
-    "Deletes KEY. --hex: KEY is hex.\n"
-    "\n"
-    "Exit status: 0 deleted, 1 it was absent, 2 error, 64 usage.\n";
+static const char del_usage[] = "Usage: bitt kv del KEY [--hex]\n"
+                                "\n"
+                                "Deletes KEY. --hex: KEY is hex.\n"
+                                "\n"
+                                "Exit status: 0 deleted, 1 it was absent, 2 error, 64 usage.\n";
 
 static const char incr_usage[] =
     "Usage: bitt kv incr KEY [DELTA] [--ttl MS] [--hex] [--json]\n"
@@ -228,7 +227,7 @@ int cli_kv(cli *c, int argc, char **argv)
         const char *name;
         int (*run)(cli *, int, char **);
     } subs[] = {
-        {"get", kv_get},   {"set", kv_set},       {"del", kv_del},  {"delete", kv_del},
+        {"get", kv_get},       {"set", kv_set},     {"del", kv_del},   {"delete", kv_del},
         {"list", cli_kv_list}, {"ls", cli_kv_list}, {"incr", kv_incr},
     };
     /* Shared options may come between "kv" and the subcommand. */

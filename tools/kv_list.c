@@ -43,7 +43,7 @@ const char cli_kv_list_usage[] =
 enum { OPT_PREFIX, OPT_START, OPT_END, OPT_LIMIT, OPT_REVERSE, OPT_CURSOR, OPT_ALL, OPT_COUNT };
 
 static const cli_optspec specs[OPT_COUNT] = {
-    {"prefix", 1}, {"start", 1}, {"end", 1}, {"limit", 1},
+    {"prefix", 1},  {"start", 1},  {"end", 1}, {"limit", 1},
     {"reverse", 0}, {"cursor", 1}, {"all", 0},
 };
 
@@ -110,8 +110,8 @@ int cli_kv_list(cli *c, int argc, char **argv)
         return cli_usage_error(cmd, "--raw is for get only");
     if (bitt_list_options_init(&o, BITT_LIST_OPTIONS_VERSION) != BITT_OK)
         return cli_fail(BITT_EINVAL);
-    if (a.value[OPT_LIMIT] && (code = cli_parse_u32(cmd, "--limit", a.value[OPT_LIMIT],
-                                                    &o.limit)) != CLI_OK)
+    if (a.value[OPT_LIMIT] &&
+        (code = cli_parse_u32(cmd, "--limit", a.value[OPT_LIMIT], &o.limit)) != CLI_OK)
         return code;
     if (a.value[OPT_CURSOR] && a.value[OPT_ALL])
         return cli_usage_error(cmd, "--cursor does not go with --all");

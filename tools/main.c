@@ -129,15 +129,9 @@ static int run_command(cli *c, int argc, char **argv)
         const char *name;
         int (*run)(cli *, int, char **);
     } commands[] = {
-        {"kv", cli_kv},
-        {"queue", cli_queue},
-        {"lease", cli_lease},
-        {"outbox", cli_outbox},
-        {"schedule", cli_schedule},
-        {"budget", cli_budget},
-        {"pubsub", cli_pubsub},
-        {"migrate", cmd_migrate},
-        {"version", cmd_version},
+        {"kv", cli_kv},         {"queue", cli_queue},       {"lease", cli_lease},
+        {"outbox", cli_outbox}, {"schedule", cli_schedule}, {"budget", cli_budget},
+        {"pubsub", cli_pubsub}, {"migrate", cmd_migrate},   {"version", cmd_version},
         {"help", cmd_help},
     };
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

@@ -58,8 +58,8 @@ void cli_put_json_message(const cli *c, const bitt_message *m, const char *field
     putchar('}');
 }
 
-void cli_put_messages(const cli *c, const bitt_messages *list, const char *key,
-                      const char *field, void (*put_line)(const cli *, const bitt_message *))
+void cli_put_messages(const cli *c, const bitt_messages *list, const char *key, const char *field,
+                      void (*put_line)(const cli *, const bitt_message *))
 {
     size_t count = bitt_messages_count(list);
     if (c->json)

@@ -185,7 +185,9 @@ static void put_parked_line(const cli *c, const bitt_message *m)
     const uint8_t *p = bitt_message_payload(m, &n);
     int reason = bitt_message_park_reason(m);
     printf("%" PRIu64 "\t%s\t", bitt_message_id(m),
-           reason == BITT_PARK_POISON ? "poison" : reason == BITT_PARK_INVALID ? "invalid" : "-");
+           reason == BITT_PARK_POISON    ? "poison"
+           : reason == BITT_PARK_INVALID ? "invalid"
+                                         : "-");
     cli_put_text(bitt_message_last_error(m));
     putchar('\t');
     cli_put_field(c, p, n);
@@ -244,8 +246,7 @@ static int many(cli *c, int argc, char **argv, int which)
     bitt_store *store = NULL;
     uint64_t seqs[CLI_MAX_POS];
     size_t count = 0;
-    int code = cli_parse(c, cmd, argc, argv, NULL, 0, which == MANY_ACK ? 2 : 1, CLI_MAX_POS,
-                         &a);
+    int code = cli_parse(c, cmd, argc, argv, NULL, 0, which == MANY_ACK ? 2 : 1, CLI_MAX_POS, &a);
     if (code != CLI_OK || a.help)
         return a.help ? cli_help(usages[which]) : code;
     if ((code = parse_seqs(cmd, &a, seqs, &count)) != CLI_OK)
@@ -302,9 +303,9 @@ static int set_aside(cli *c, int argc, char **argv, int park)
         return a.help ? cli_help(park ? park_usage : fail_usage) : code;
     if ((code = cli_parse_id(cmd, "SEQ", a.pos[1], &seq)) != CLI_OK)
         return code;
-    if (a.value[1] && (code = park ? parse_reason(cmd, a.value[1], &reason)
-                                   : cli_parse_ms(cmd, "--next-at", a.value[1], &next_at)) !=
-                          CLI_OK)
+    if (a.value[1] &&
+        (code = park ? parse_reason(cmd, a.value[1], &reason)
+                     : cli_parse_ms(cmd, "--next-at", a.value[1], &next_at)) != CLI_OK)
         return code;
     if ((code = cli_open(c, &store)) == CLI_OK) {
         int rc = park ? bitt_outbox_park(store, a.pos[0], seq, reason, a.value[0])

@@ -80,7 +80,7 @@ static void put_data(const cli *c, const bitt_message *m)
 }
 
 static int listen_loop(const cli *c, bitt_store *store, const char *channel, uint64_t count,
-                  int64_t timeout, int has_timeout)
+                       int64_t timeout, int has_timeout)
 {
     bitt_sub *sub = NULL;
     int64_t start = 0, now = 0;

@@ -127,8 +127,8 @@ static int q_push(cli *c, int argc, char **argv)
     int code = cli_parse(c, cmd, argc, argv, specs, O_N, 2, 2, &a);
     if (code != CLI_OK || a.help)
         return a.help ? cli_help(push_usage) : code;
-    if ((a.value[O_DELAY] && (code = cli_parse_ms(cmd, "--delay", a.value[O_DELAY],
-                                                  &o.delay_ms)) != CLI_OK) ||
+    if ((a.value[O_DELAY] &&
+         (code = cli_parse_ms(cmd, "--delay", a.value[O_DELAY], &o.delay_ms)) != CLI_OK) ||
         (a.value[O_MAX] && (code = cli_parse_u32(cmd, "--max-attempts", a.value[O_MAX],
                                                  &o.max_attempts)) != CLI_OK) ||
         (a.value[O_KIND] && (code = cli_parse_kind(cmd, a.value[O_KIND], &kind)) != CLI_OK) ||
@@ -276,8 +276,8 @@ static int q_stats(cli *c, int argc, char **argv)
             else
                 printf("%" PRId64 "}\n", s.oldest_pending_at);
         } else {
-            printf("pending %" PRIu64 "\ndelayed %" PRIu64 "\nprocessing %" PRIu64
-                   "\ndead %" PRIu64 "\noldest_pending_at %" PRId64 "\n",
+            printf("pending %" PRIu64 "\ndelayed %" PRIu64 "\nprocessing %" PRIu64 "\ndead %" PRIu64
+                   "\noldest_pending_at %" PRId64 "\n",
                    s.pending, s.delayed, s.processing, s.dead, s.oldest_pending_at);
         }
     }
@@ -288,9 +288,14 @@ static int q_stats(cli *c, int argc, char **argv)
 int cli_queue(cli *c, int argc, char **argv)
 {
     static const cli_sub subs[] = {
-        {"push", q_push},   {"pop", q_pop},     {"ack", q_ack},
-        {"nack", q_nack},   {"extend", q_extend}, {"stats", q_stats},
-        {"dead", cli_queue_dead}, {"retry", cli_queue_retry},
+        {"push", q_push},
+        {"pop", q_pop},
+        {"ack", q_ack},
+        {"nack", q_nack},
+        {"extend", q_extend},
+        {"stats", q_stats},
+        {"dead", cli_queue_dead},
+        {"retry", cli_queue_retry},
         {"purge-dead", cli_queue_purge},
     };
     return cli_group(c, "queue", queue_usage,

@@ -45,8 +45,8 @@ static void put_dead_line(const cli *c, const bitt_message *m)
 {
     size_t n = 0;
     const uint8_t *p = bitt_message_payload(m, &n);
-    printf("%" PRIu64 "\t%" PRIu32 "\t%" PRId64 "\t", bitt_message_id(m),
-           bitt_message_attempts(m), bitt_message_failed_at(m));
+    printf("%" PRIu64 "\t%" PRIu32 "\t%" PRId64 "\t", bitt_message_id(m), bitt_message_attempts(m),
+           bitt_message_failed_at(m));
     cli_put_text(bitt_message_last_error(m));
     putchar('\t');
     cli_put_field(c, p, n);

@@ -59,23 +59,22 @@ static const char list_usage[] =
     "\n"
     "    key<TAB>interval<TAB>next_run_at<TAB>payload\n"
     "\n"
-    "  --json   print {\"schedules\":[{\"key\",\"interval\",\"next_run_at\",\"payload\",\"kind\"}]}\n"
+    "  --json   print "
+    "{\"schedules\":[{\"key\",\"interval\",\"next_run_at\",\"payload\",\"kind\"}]}\n"
     "\n"
     "Exit status: 0 listed (even nothing), 2 error, 64 usage.\n";
 
-static const char get_usage[] =
-    "Usage: bitt schedule get KEY [--hex-out | --json]\n"
-    "\n"
-    "Prints schedule KEY as 'schedule list' does.\n"
-    "\n"
-    "Exit status: 0 found, 1 absent, 2 error, 64 usage.\n";
+static const char get_usage[] = "Usage: bitt schedule get KEY [--hex-out | --json]\n"
+                                "\n"
+                                "Prints schedule KEY as 'schedule list' does.\n"
+                                "\n"
+                                "Exit status: 0 found, 1 absent, 2 error, 64 usage.\n";
 
-static const char del_usage[] =
-    "Usage: bitt schedule del KEY\n"
-    "\n"
-    "Deletes schedule KEY.\n"
-    "\n"
-    "Exit status: 0 deleted, 1 it was absent, 2 error, 64 usage.\n";
+static const char del_usage[] = "Usage: bitt schedule del KEY\n"
+                                "\n"
+                                "Deletes schedule KEY.\n"
+                                "\n"
+                                "Exit status: 0 deleted, 1 it was absent, 2 error, 64 usage.\n";
 
 static void put_schedule(const cli *c, const bitt_schedule *s, int claimed)
 {
@@ -84,8 +83,8 @@ static void put_schedule(const cli *c, const bitt_schedule *s, int claimed)
     if (c->json) {
         putchar('{');
         cli_put_json_text("key", bitt_schedule_key(s));
-        printf(",\"interval\":%" PRId64 ",\"next_run_at\":%" PRId64,
-               bitt_schedule_interval(s), bitt_schedule_next_run_at(s));
+        printf(",\"interval\":%" PRId64 ",\"next_run_at\":%" PRId64, bitt_schedule_interval(s),
+               bitt_schedule_next_run_at(s));
         if (claimed)
             printf(",\"occurrence\":%" PRId64, bitt_schedule_occurrence(s));
         putchar(',');
@@ -213,8 +212,8 @@ static int one(cli *c, int argc, char **argv, int del)
     if (code != CLI_OK || a.help)
         return a.help ? cli_help(del ? del_usage : get_usage) : code;
     if ((code = cli_open(c, &store)) == CLI_OK) {
-        int rc = del ? bitt_schedule_delete(store, a.pos[0])
-                     : bitt_schedule_get(store, a.pos[0], &s);
+        int rc =
+            del ? bitt_schedule_delete(store, a.pos[0]) : bitt_schedule_get(store, a.pos[0], &s);
         if (rc < 0) {
             code = cli_fail(rc);
         } else if (rc == BITT_NOTFOUND) {

@@ -56,7 +56,7 @@ extern "C" {
 #define BITT_VERSION_STRING "0.2.0"
 /* MAJOR * 1000000 + MINOR * 1000 + PATCH: compare the header you built with
  * against bitt_version_number() of the library you loaded. */
-#define BITT_VERSION_NUMBER \
+#define BITT_VERSION_NUMBER                                                                        \
     (BITT_VERSION_MAJOR * 1000000 + BITT_VERSION_MINOR * 1000 + BITT_VERSION_PATCH)
 
 /* The loaded library's version, a static string such as "0.2.0". */
@@ -71,21 +71,21 @@ BITT_API int bitt_version_number(void);
 #define BITT_EXISTS 2   /* add: the key is already present: not an error */
 #define BITT_DENIED 3   /* a budget has too few tokens now: not an error */
 
-#define BITT_EINVAL (-1)       /* an argument is malformed or out of range */
-#define BITT_ENOMEM (-2)       /* an allocation failed */
-#define BITT_ETOOLARGE (-3)    /* a key, value, batch or limit is over its bound */
-#define BITT_ENOTCOUNTER (-4)  /* increment/sum on a value that is not a counter */
-#define BITT_EOVERFLOW (-5)    /* a counter would leave the int64 range */
-#define BITT_ECONFLICT (-6)    /* an atomic commit's check failed */
-#define BITT_EBACKEND (-7)     /* the storage engine failed (I/O, SQL, protocol) */
-#define BITT_EBUSY (-8)        /* the database stayed locked past the busy timeout */
-#define BITT_ESCHEMA (-9)      /* schema missing, foreign or newer than this library */
-#define BITT_EURL (-10)        /* the store URL or one of its options is not valid */
-#define BITT_ECURSOR (-11)     /* a list cursor is malformed or from another selector */
-#define BITT_EUSAGE (-12)      /* a call out of order (a txn committed twice, ...) */
+#define BITT_EINVAL (-1)        /* an argument is malformed or out of range */
+#define BITT_ENOMEM (-2)        /* an allocation failed */
+#define BITT_ETOOLARGE (-3)     /* a key, value, batch or limit is over its bound */
+#define BITT_ENOTCOUNTER (-4)   /* increment/sum on a value that is not a counter */
+#define BITT_EOVERFLOW (-5)     /* a counter would leave the int64 range */
+#define BITT_ECONFLICT (-6)     /* an atomic commit's check failed */
+#define BITT_EBACKEND (-7)      /* the storage engine failed (I/O, SQL, protocol) */
+#define BITT_EBUSY (-8)         /* the database stayed locked past the busy timeout */
+#define BITT_ESCHEMA (-9)       /* schema missing, foreign or newer than this library */
+#define BITT_EURL (-10)         /* the store URL or one of its options is not valid */
+#define BITT_ECURSOR (-11)      /* a list cursor is malformed or from another selector */
+#define BITT_EUSAGE (-12)       /* a call out of order (a txn committed twice, ...) */
 #define BITT_EUNSUPPORTED (-13) /* the backend cannot do this */
-#define BITT_ETOKEN (-14)     /* an ack token is stale: its lease ended or moved on */
-#define BITT_ELEASELOST (-15) /* the caller does not hold the lease (owner/epoch) */
+#define BITT_ETOKEN (-14)       /* an ack token is stale: its lease ended or moved on */
+#define BITT_ELEASELOST (-15)   /* the caller does not hold the lease (owner/epoch) */
 
 /* A static, never-NULL description of a status code ("conflict", ...). */
 BITT_API const char *bitt_strerror(int status);
@@ -109,7 +109,10 @@ typedef struct bitt_buf {
     size_t cap;
 } bitt_buf;
 
-#define BITT_BUF_INIT {NULL, 0, 0}
+#define BITT_BUF_INIT                                                                              \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /* Frees buf->ptr and resets the buffer to empty. Accepts NULL. */
 BITT_API void bitt_buf_dispose(bitt_buf *buf);
@@ -302,7 +305,10 @@ typedef struct bitt_list_options {
 } bitt_list_options;
 
 #define BITT_LIST_OPTIONS_VERSION 1
-#define BITT_LIST_OPTIONS_INIT {BITT_LIST_OPTIONS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, 0, NULL}
+#define BITT_LIST_OPTIONS_INIT                                                                     \
+    {                                                                                              \
+        BITT_LIST_OPTIONS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, 0, NULL                           \
+    }
 BITT_API int bitt_list_options_init(bitt_list_options *opts, unsigned int version);
 
 /* Lists live entries in key order (or reverse), one snapshot per page. */
@@ -417,7 +423,10 @@ typedef struct bitt_enqueue_options {
 } bitt_enqueue_options;
 
 #define BITT_ENQUEUE_OPTIONS_VERSION 1
-#define BITT_ENQUEUE_OPTIONS_INIT {BITT_ENQUEUE_OPTIONS_VERSION, 0, 0, NULL, 0}
+#define BITT_ENQUEUE_OPTIONS_INIT                                                                  \
+    {                                                                                              \
+        BITT_ENQUEUE_OPTIONS_VERSION, 0, 0, NULL, 0                                                \
+    }
 BITT_API int bitt_enqueue_options_init(bitt_enqueue_options *opts, unsigned int version);
 
 /* Enqueues payload on topic; opts may be NULL. BITT_OK with the new id, or
@@ -437,7 +446,10 @@ typedef struct bitt_dequeue_options {
 } bitt_dequeue_options;
 
 #define BITT_DEQUEUE_OPTIONS_VERSION 1
-#define BITT_DEQUEUE_OPTIONS_INIT {BITT_DEQUEUE_OPTIONS_VERSION, 0, 0, 0}
+#define BITT_DEQUEUE_OPTIONS_INIT                                                                  \
+    {                                                                                              \
+        BITT_DEQUEUE_OPTIONS_VERSION, 0, 0, 0                                                      \
+    }
 BITT_API int bitt_dequeue_options_init(bitt_dequeue_options *opts, unsigned int version);
 
 /* Leases up to limit messages of topic; *out may hold none. The store's
@@ -452,8 +464,8 @@ BITT_API int bitt_queue_ack(bitt_store *store, const char *topic, uint64_t id, c
 BITT_API int bitt_queue_nack(bitt_store *store, const char *topic, uint64_t id, const char *token,
                              const char *error, int64_t delay_ms);
 /* The lease now ends lease_ms from now (0 hands the message back now). */
-BITT_API int bitt_queue_extend(bitt_store *store, const char *topic, uint64_t id,
-                               const char *token, int64_t lease_ms);
+BITT_API int bitt_queue_extend(bitt_store *store, const char *topic, uint64_t id, const char *token,
+                               int64_t lease_ms);
 
 /* Dead letters of topic in id order, after after_id, at most limit (0 =
  * 100, at most 1000). */
@@ -543,8 +555,8 @@ BITT_API int bitt_outbox_fail(bitt_store *store, const char *stream, uint64_t se
 BITT_API int bitt_outbox_park(bitt_store *store, const char *stream, uint64_t seq, int reason,
                               const char *error);
 /* Parked events in sequence order; reason 0 = any. */
-BITT_API int bitt_outbox_parked(bitt_store *store, const char *stream, int reason,
-                                uint32_t limit, bitt_messages **out);
+BITT_API int bitt_outbox_parked(bitt_store *store, const char *stream, int reason, uint32_t limit,
+                                bitt_messages **out);
 /* Puts parked events back to pending with their sequence number and zero
  * attempts; count 0 with seqs NULL = all of the stream. */
 BITT_API int bitt_outbox_retry(bitt_store *store, const char *stream, const uint64_t *seqs,
@@ -588,9 +600,8 @@ BITT_API void bitt_pubsub_close(bitt_sub *sub);
  * how long until n tokens will be there (nothing is taken). n > capacity
  * is BITT_EINVAL. capacity, refill, period_ms in 1..2^31-1; n in
  * 1..capacity. */
-BITT_API int bitt_budget_take(bitt_store *store, const char *name, int64_t capacity,
-                              int64_t refill, int64_t period_ms, int64_t n,
-                              int64_t *wait_ms_out);
+BITT_API int bitt_budget_take(bitt_store *store, const char *name, int64_t capacity, int64_t refill,
+                              int64_t period_ms, int64_t n, int64_t *wait_ms_out);
 
 /* ---- schedules ------------------------------------------------------------ */
 /*

@@ -40,33 +40,6 @@ static int ident_ok(const char *s, size_t min, size_t max)
     return 1;
 }
 
-/* Percent-decodes [s, s + n) into a new string; refuses %00 and bad
- * escapes, naming `what` (never echoing the text: it may be a password). */
-static int decode(const char *s, size_t n, const char *what, char **out)
-{
-    char *d = malloc(n + 1);
-    if (!d)
-        return bitt__fail(BITT_ENOMEM, "postgres: out of memory parsing the URL");
-    size_t j = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] != '%') {
-            d[j++] = s[i];
-            continue;
-        }
-        int hi = i + 2 < n ? bitt__hex_digit((unsigned char)s[i + 1]) : -1;
-        int lo = i + 2 < n ? bitt__hex_digit((unsigned char)s[i + 2]) : -1;
-        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
-            free(d);
-            return bitt__fail(BITT_EURL, "postgres: bad percent-escape in the URL's %s", what);
-        }
-        d[j++] = (char)(hi * 16 + lo);
-        i += 2;
-    }
-    d[j] = '\0';
-    *out = d;
-    return BITT_OK;
-}
-
 /* Appends keyword=value (both copied) to the connection parameters. */
 static int add_param(bitt_backend *be, const char *kw, const char *value)
 {
@@ -107,7 +80,7 @@ static int add_part(bitt_backend *be, const char *kw, const char *s, size_t n)
     if (!n)
         return BITT_OK;
     char *d = NULL;
-    int rc = decode(s, n, kw, &d);
+    int rc = bitt__percent_decode(s, n, kw, &d);
     if (!rc)
         rc = add_param(be, kw, d);
     free(d);
@@ -197,7 +170,7 @@ static int parse_location(bitt_url *url, bitt_backend *be)
             if (!be->password_raw)
                 rc = bitt__fail(BITT_ENOMEM, "postgres: out of memory");
             if (!rc)
-                rc = decode(colon + 1, pw_len, "password", &be->password);
+                rc = bitt__percent_decode(colon + 1, pw_len, "password", &be->password);
             if (!rc && pw_len)
                 rc = add_param(be, "password", be->password);
         }

@@ -17,32 +17,6 @@
 #define DEFAULT_PORT 6379
 #define TIMEOUT_MAX_MS 86400000 /* a day */
 
-/* A NUL-terminated, percent-decoded copy of [s, s + n); %00 is refused. */
-static int decode(const char *s, size_t n, const char *what, char **out)
-{
-    char *d = malloc(n + 1);
-    if (!d)
-        return bitt__fail(BITT_ENOMEM, "out of memory parsing the store URL");
-    size_t j = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] != '%') {
-            d[j++] = s[i];
-            continue;
-        }
-        int hi = i + 2 < n ? bitt__hex_digit((unsigned char)s[i + 1]) : -1;
-        int lo = i + 2 < n ? bitt__hex_digit((unsigned char)s[i + 2]) : -1;
-        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
-            free(d);
-            return bitt__fail(BITT_EURL, "store URL: bad percent-escape in the %s", what);
-        }
-        d[j++] = (char)(hi * 16 + lo);
-        i += 2;
-    }
-    d[j] = '\0';
-    *out = d;
-    return BITT_OK;
-}
-
 /* A decimal in [min, max] from [s, s + n). */
 static int parse_int(const char *s, size_t n, long min, long max, long *out)
 {
@@ -67,9 +41,9 @@ static int parse_userinfo(const char *s, size_t n, bitt_backend *be)
     size_t user_len = colon ? (size_t)(colon - s) : n;
     int rc = BITT_OK;
     if (user_len)
-        rc = decode(s, user_len, "user name", &be->user);
+        rc = bitt__percent_decode(s, user_len, "user name", &be->user);
     if (!rc && colon)
-        rc = decode(colon + 1, n - user_len - 1, "password", &be->password);
+        rc = bitt__percent_decode(colon + 1, n - user_len - 1, "password", &be->password);
     if (!rc && !colon && be->user) {
         /* redis://secret@host: a lone user information is the password,
          * as redis-cli and most clients read it. */
@@ -108,7 +82,7 @@ static int parse_hostport(const char *s, size_t n, bitt_backend *be)
     if (port && parse_int(port, (size_t)(s + n - port), 1, 65535, &p))
         return bitt__fail(BITT_EURL, "store URL: the port must be a number in [1, 65535]");
     be->port = (int)p;
-    int rc = decode(host, host_len, "host", &be->host);
+    int rc = bitt__percent_decode(host, host_len, "host", &be->host);
     if (!rc && be->host[strcspn(be->host, " /?#@")])
         rc = bitt__fail(BITT_EURL, "store URL: the host holds a character it cannot hold");
     return rc;

@@ -41,8 +41,8 @@ static void deliver(jobs_dispatcher *d, const bitt_message *m)
         d->out_of_order++;
     d->last_seq = seq;
     d->events++;
-    if (json_int(p, len, "job", &id) != 0 || json_int(p, len, "result", &result) != 0 ||
-        id < 1 || id > d->jobs) {
+    if (json_int(p, len, "job", &id) != 0 || json_int(p, len, "result", &result) != 0 || id < 1 ||
+        id > d->jobs) {
         d->unreadable++;
         return;
     }

@@ -18,8 +18,8 @@ static int fenced_write(bitt_store *store, const char *owner, uint64_t epoch)
     if (rc >= 0)
         rc = bitt_txn_fence(txn, FENCE_LEASE, owner, epoch);
     if (rc >= 0)
-        rc = bitt_txn_set(txn, FENCE_KEY, strlen(FENCE_KEY), owner, strlen(owner),
-                          BITT_KIND_BYTES, BITT_TTL_NONE);
+        rc = bitt_txn_set(txn, FENCE_KEY, strlen(FENCE_KEY), owner, strlen(owner), BITT_KIND_BYTES,
+                          BITT_TTL_NONE);
     if (rc >= 0)
         rc = bitt_txn_commit(txn, NULL);
     bitt_txn_free(txn);

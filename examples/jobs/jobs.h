@@ -21,12 +21,12 @@
 #define JOBS_TOPIC "jobs"
 #define JOBS_STREAM "results"
 #define JOBS_MAX_ATTEMPTS 3
-#define JOBS_FLAKY_EVERY 25  /* every 25th job fails its first attempt */
-#define JOBS_BROKEN_EVERY 200 /* every 200th job fails every attempt */
-#define JOBS_RETRY_DELAY_MS 10 /* a nacked job is retried this soon */
-#define JOBS_MSG_LEASE_MS 10000  /* a delivery's lease */
-#define JOBS_PART_LEASE_MS 2000  /* a partition lease; renewed at half */
-#define JOBS_ENQUEUE_BATCH 100   /* enqueues per atomic commit */
+#define JOBS_FLAKY_EVERY 25     /* every 25th job fails its first attempt */
+#define JOBS_BROKEN_EVERY 200   /* every 200th job fails every attempt */
+#define JOBS_RETRY_DELAY_MS 10  /* a nacked job is retried this soon */
+#define JOBS_MSG_LEASE_MS 10000 /* a delivery's lease */
+#define JOBS_PART_LEASE_MS 2000 /* a partition lease; renewed at half */
+#define JOBS_ENQUEUE_BATCH 100  /* enqueues per atomic commit */
 
 typedef struct jobs_config {
     const char *url;
@@ -54,7 +54,7 @@ typedef struct jobs_tally {
     int64_t stale_acks;     /* acks refused: the delivery's lease had ended */
     int64_t lease_acquired; /* partition leases taken */
     int64_t lease_renewed;
-    int64_t lease_busy;     /* tries on a partition another worker held */
+    int64_t lease_busy; /* tries on a partition another worker held */
 } jobs_tally;
 
 /* The tally's counters in the store, in jobs_tally's order. */
@@ -96,7 +96,7 @@ int jobs_worker(const jobs_config *cfg, bitt_store *store, int index);
 /* ---- dispatch.c ---- */
 typedef struct jobs_dispatcher {
     int64_t jobs;
-    uint32_t *delivered;     /* per job id: events delivered */
+    uint32_t *delivered; /* per job id: events delivered */
     int64_t *delivered_result;
     uint64_t events;
     uint64_t last_seq;

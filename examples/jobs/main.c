@@ -176,8 +176,8 @@ static void reap(crew *c, int wait)
                     (long)c->pids[i], WTERMSIG(status));
             c->crashed++;
         } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "jobs: worker %d (pid %ld) ended with status %d\n", i,
-                    (long)c->pids[i], WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+            fprintf(stderr, "jobs: worker %d (pid %ld) ended with status %d\n", i, (long)c->pids[i],
+                    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
             c->failures++;
         }
         c->pids[i] = 0;
@@ -226,12 +226,13 @@ static void print_summary(const jobs_config *cfg, const jobs_dispatcher *d, cons
     int64_t settled = s->done + s->dead;
     printf("processed  %" PRId64 " jobs in %.2f s: %.0f jobs/s\n", settled, secs(run_ms),
            run_ms > 0 ? (double)settled * 1000.0 / (double)run_ms : 0.0);
-    printf("  done     %" PRId64 " (%" PRId64 " of them retried after a failed attempt)\n",
-           s->done, s->retried);
+    printf("  done     %" PRId64 " (%" PRId64 " of them retried after a failed attempt)\n", s->done,
+           s->retried);
     printf("  dead     %" PRId64 " (failed all %d attempts; see 'bitt queue dead %s')\n", s->dead,
            JOBS_MAX_ATTEMPTS, JOBS_TOPIC);
     printf("  events   %" PRIu64 " delivered from outbox stream \"%s\" in sequence order,"
-           " and acked\n", d->events, JOBS_STREAM);
+           " and acked\n",
+           d->events, JOBS_STREAM);
     printf("  workers ");
     for (int i = 0; i < cfg->workers; i++)
         printf(" %" PRId64, s->per_worker[i]);
@@ -240,7 +241,8 @@ static void print_summary(const jobs_config *cfg, const jobs_dispatcher *d, cons
            " tries on a busy partition, %" PRId64 " fenced commits refused\n",
            t[4], t[5], t[6], t[2]);
     printf("  queue    %" PRId64 " nacks, %" PRId64 " repeated deliveries, %" PRId64
-           " stale tokens\n", t[0], t[1], t[3]);
+           " stale tokens\n",
+           t[0], t[1], t[3]);
     printf("  sum      %" PRId64 " (counter stats/sum)\n", s->sum);
 }
 
@@ -263,8 +265,8 @@ static int run(jobs_config *cfg)
     code = cfg->reset ? jobs_reset(store) : jobs_check_fresh(store);
     if (code == 0 && (code = jobs_fence_check(store, &stale, &fresh)) == 0)
         printf("fencing    ok: a stale holder's commit (epoch %" PRIu64
-               ") was refused, and nothing of it written, once epoch %" PRIu64
-               " held the lease\n", stale, fresh);
+               ") was refused, and nothing of it written, once epoch %" PRIu64 " held the lease\n",
+               stale, fresh);
     int64_t t0 = jobs_clock_ms();
     if (code == 0 && (code = jobs_produce(store, cfg)) == 0)
         printf("enqueued   %" PRId64 " jobs in %.2f s, %d per atomic commit\n", cfg->jobs,
@@ -302,7 +304,8 @@ static int run(jobs_config *cfg)
         if (s.violations == 0)
             printf("checks     ok: done + dead == %" PRId64 "; each done job has one result and"
                    " one delivered event; the dead are the jobs that always fail; counters"
-                   " match; queue and outbox are empty\n", cfg->jobs);
+                   " match; queue and outbox are empty\n",
+                   cfg->jobs);
         else
             printf("checks     FAILED: %" PRId64 " violations (on stderr)\n", s.violations);
         if (g_crew.crashed > 0)

@@ -51,8 +51,8 @@ int jobs_check_fresh(bitt_store *store)
             " delayed, %" PRIu64 " processing, %" PRIu64 " dead; outbox \"%s\": %" PRIu64
             " events; %zu%s results).\n"
             "      Use a fresh store (scripts/run deletes bitt.db first), or pass --reset.\n",
-            JOBS_TOPIC, s.pending, s.delayed, s.processing, s.dead, JOBS_STREAM,
-            pending + parked, keys[0], keys[0] == BITT_LIST_LIMIT_MAX ? "+" : "");
+            JOBS_TOPIC, s.pending, s.delayed, s.processing, s.dead, JOBS_STREAM, pending + parked,
+            keys[0], keys[0] == BITT_LIST_LIMIT_MAX ? "+" : "");
     return 2;
 }
 

@@ -55,8 +55,8 @@ int64_t job_result(int64_t value)
 
 int job_format(const job *j, char *out, size_t cap)
 {
-    int n = snprintf(out, cap, "{\"id\":%" PRId64 ",\"partition\":%d,\"value\":%" PRId64 "}",
-                     j->id, j->partition, j->value);
+    int n = snprintf(out, cap, "{\"id\":%" PRId64 ",\"partition\":%d,\"value\":%" PRId64 "}", j->id,
+                     j->partition, j->value);
     return n > 0 && (size_t)n < cap ? n : -1;
 }
 

@@ -21,7 +21,8 @@ typedef struct seen {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void violation(jobs_summary *s, const char *fmt, ...)
+static void
+violation(jobs_summary *s, const char *fmt, ...)
 {
     if (s->violations++ < REPORT_MAX) {
         va_list ap;
@@ -138,8 +139,9 @@ static void check_jobs(const jobs_config *cfg, const jobs_dispatcher *d, const s
         if (v->done[id] && v->result[id] != job_result(job_value(id)))
             violation(s, "job %" PRId64 "'s result is %" PRId64, id, v->result[id]);
         if (v->done[id] && job_fails(id, 1) && v->attempts[id] < 2)
-            violation(s, "job %" PRId64 " fails its first attempt, yet it was done on attempt %"
-                      PRId64, id, v->attempts[id]);
+            violation(
+                s, "job %" PRId64 " fails its first attempt, yet it was done on attempt %" PRId64,
+                id, v->attempts[id]);
     }
 }
 
@@ -198,8 +200,7 @@ int jobs_verify(bitt_store *store, const jobs_config *cfg, const jobs_dispatcher
         code = check_store(store, d, s);
     }
     if (s->violations > REPORT_MAX)
-        fprintf(stderr, "jobs: ... and %" PRId64 " more violations\n",
-                s->violations - REPORT_MAX);
+        fprintf(stderr, "jobs: ... and %" PRId64 " more violations\n", s->violations - REPORT_MAX);
     free(v.done);
     free(v.dead);
     free(v.result);

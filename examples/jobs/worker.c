@@ -66,8 +66,8 @@ static int hold(worker *w, int p)
         if (rc != BITT_ELEASELOST)
             return rc;
     }
-    rc = bitt_lease_acquire(w->store, name, w->owner, JOBS_PART_LEASE_MS, &l->epoch,
-                            &l->expires_at);
+    rc =
+        bitt_lease_acquire(w->store, name, w->owner, JOBS_PART_LEASE_MS, &l->epoch, &l->expires_at);
     if (rc == BITT_OK) {
         l->held = 1;
         w->t.lease_acquired++;
@@ -106,13 +106,13 @@ static int commit(worker *w, const item *it, int p)
     int64_t result = job_result(j->value);
     char key[48], value[256], event[96];
     int klen = snprintf(key, sizeof(key), "results/%" PRId64, j->id);
-    int vlen = snprintf(value, sizeof(value),
-                        "{\"job\":%" PRId64 ",\"partition\":%d,\"value\":%" PRId64
-                        ",\"result\":%" PRId64 ",\"attempts\":%" PRIu32 ",\"worker\":%d}",
-                        j->id, j->partition, j->value, result, bitt_message_attempts(it->m),
-                        w->index);
-    int elen = snprintf(event, sizeof(event), "{\"job\":%" PRId64 ",\"result\":%" PRId64 "}",
-                        j->id, result);
+    int vlen =
+        snprintf(value, sizeof(value),
+                 "{\"job\":%" PRId64 ",\"partition\":%d,\"value\":%" PRId64 ",\"result\":%" PRId64
+                 ",\"attempts\":%" PRIu32 ",\"worker\":%d}",
+                 j->id, j->partition, j->value, result, bitt_message_attempts(it->m), w->index);
+    int elen = snprintf(event, sizeof(event), "{\"job\":%" PRId64 ",\"result\":%" PRId64 "}", j->id,
+                        result);
     char name[32];
     bitt_txn *txn = NULL;
     lease_name(p, name, sizeof(name));
@@ -144,8 +144,8 @@ static int run_job(worker *w, item *it, int p)
         char error[96];
         snprintf(error, sizeof(error), "job %" PRId64 " failed on attempt %" PRIu32, it->j.id,
                  attempt);
-        int rc = bitt_queue_nack(w->store, JOBS_TOPIC, bitt_message_id(m),
-                                 bitt_message_token(m), error, JOBS_RETRY_DELAY_MS);
+        int rc = bitt_queue_nack(w->store, JOBS_TOPIC, bitt_message_id(m), bitt_message_token(m),
+                                 error, JOBS_RETRY_DELAY_MS);
         if (rc == BITT_ETOKEN)
             w->t.stale_acks++;
         else if (rc < 0)
@@ -179,8 +179,8 @@ static int extend_waiting(worker *w, item *items, size_t n, size_t *left)
         if (items[i].done)
             continue;
         const bitt_message *m = items[i].m;
-        int rc = bitt_queue_extend(w->store, JOBS_TOPIC, bitt_message_id(m),
-                                   bitt_message_token(m), JOBS_MSG_LEASE_MS);
+        int rc = bitt_queue_extend(w->store, JOBS_TOPIC, bitt_message_id(m), bitt_message_token(m),
+                                   JOBS_MSG_LEASE_MS);
         if (rc == BITT_ETOKEN) {
             items[i].done = 1;
             (*left)--;
@@ -275,9 +275,8 @@ static int idle(worker *w, int *is_idle)
 /* Adds the worker's tally to the store's counters, in one commit. */
 static int report(worker *w)
 {
-    const int64_t v[7] = {w->t.nacks,          w->t.duplicates,    w->t.fenced,
-                          w->t.stale_acks,     w->t.lease_acquired, w->t.lease_renewed,
-                          w->t.lease_busy};
+    const int64_t v[7] = {w->t.nacks,          w->t.duplicates,    w->t.fenced,    w->t.stale_acks,
+                          w->t.lease_acquired, w->t.lease_renewed, w->t.lease_busy};
     bitt_txn *txn = NULL;
     int rc = bitt_txn_begin(w->store, &txn);
     for (int i = 0; i < 7 && rc >= 0; i++)

@@ -7,7 +7,7 @@
 #include "bitt.h"
 #include "bitt.h"
 
-#if BITT_VERSION_NUMBER != \
+#if BITT_VERSION_NUMBER !=                                                                         \
     BITT_VERSION_MAJOR * 1000000 + BITT_VERSION_MINOR * 1000 + BITT_VERSION_PATCH
 #error "BITT_VERSION_NUMBER does not match its parts"
 #endif

@@ -63,8 +63,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < suite.nerrors; i++) {
         jobs[n] = (job){.error = suite.errors[i]};
         names[n] = strdup("load error");
-        tests[n] = (struct CMUnitTest){.name = names[n], .test_func = run_job,
-                                       .initial_state = &jobs[n]};
+        tests[n] =
+            (struct CMUnitTest){.name = names[n], .test_func = run_job, .initial_state = &jobs[n]};
         n++;
     }
     for (size_t i = 0; i < suite.ncases; i++) {
@@ -83,8 +83,8 @@ int main(int argc, char **argv)
             names[n] = malloc(nlen);
             snprintf(names[n], nlen, "%s [%s]", full, ct_backend_name((ct_backend)b));
             jobs[n] = (job){.c = c, .backend = (ct_backend)b};
-            tests[n] = (struct CMUnitTest){.name = names[n], .test_func = run_job,
-                                           .initial_state = &jobs[n]};
+            tests[n] = (struct CMUnitTest){
+                .name = names[n], .test_func = run_job, .initial_state = &jobs[n]};
             n++;
         }
         free(full);

@@ -364,7 +364,8 @@ static void child_lease(int child)
     long failures = 0;
     int acquired = 0;
     srand((unsigned)getpid());
-    for (long round = 0; round < 100000 && acquired < ACQUISITIONS && mono_ms() < deadline; round++) {
+    for (long round = 0; round < 100000 && acquired < ACQUISITIONS && mono_ms() < deadline;
+         round++) {
         uint64_t epoch = 0;
         int64_t expires = 0;
         int rc = bitt_lease_acquire(store, "L", owner, LEASE_TTL_MS, &epoch, &expires);
@@ -482,7 +483,8 @@ static void test_4_processes_contend_for_a_lease(void **state)
     for (size_t i = 0; i < nepochs; i++)
         if (epochs[i] != i + 1)
             fail_msg("the epochs acquired are not 1..%zu: position %zu holds %" PRIu64
-                     " (a duplicate or a gap)", nepochs, i, epochs[i]);
+                     " (a duplicate or a gap)",
+                     nepochs, i, epochs[i]);
     /* In commit order, the fenced writes never go back to an older epoch. */
     qsort(commits, ncommits, sizeof *commits, cmp_rec_version);
     for (size_t i = 1; i < ncommits; i++) {
@@ -490,8 +492,9 @@ static void test_4_processes_contend_for_a_lease(void **state)
             fail_msg("versionstamp %" PRIu64 " was given to two commits", commits[i].version);
         if (commits[i].epoch < commits[i - 1].epoch)
             fail_msg("a commit at epoch %" PRIu64 " (version %" PRIu64 ") landed after one at "
-                     "epoch %" PRIu64 " (version %" PRIu64 ")", commits[i].epoch,
-                     commits[i].version, commits[i - 1].epoch, commits[i - 1].version);
+                     "epoch %" PRIu64 " (version %" PRIu64 ")",
+                     commits[i].epoch, commits[i].version, commits[i - 1].epoch,
+                     commits[i - 1].version);
     }
     /* The counter saw exactly the commits that said they landed. */
     assert_int_equal(bitt_store_open(db_url, &store), BITT_OK);
@@ -575,8 +578,9 @@ static void test_4_processes_claim_one_schedule(void **state)
     int64_t now = 0;
     assert_int_equal(bitt_clock_now(store, &now), BITT_OK);
     first_run_at = now + 200; /* after the children have started */
-    assert_int_equal(bitt_schedule_upsert(store, "tick", INTERVAL_MS, "p", 1, BITT_KIND_BYTES,
-                                          first_run_at), BITT_OK);
+    assert_int_equal(
+        bitt_schedule_upsert(store, "tick", INTERVAL_MS, "p", 1, BITT_KIND_BYTES, first_run_at),
+        BITT_OK);
     bitt_store_close(store);
 
     assert_int_equal(fork_children(child_claim), CHILDREN);
@@ -611,8 +615,8 @@ static void test_4_processes_claim_one_schedule(void **state)
                      r->occurrence, r->next_run_at);
         if (i + 1 < total && all[i + 1].occurrence != r->next_run_at)
             fail_msg("the claim of %" PRId64 " moved the schedule to %" PRId64
-                     ", but the next claim is of %" PRId64, r->occurrence, r->next_run_at,
-                     all[i + 1].occurrence);
+                     ", but the next claim is of %" PRId64,
+                     r->occurrence, r->next_run_at, all[i + 1].occurrence);
         skipped += (r->next_run_at - r->occurrence) / INTERVAL_MS - 1;
     }
     const int64_t last = first_run_at + (int64_t)(OCCURRENCES - 1) * INTERVAL_MS;

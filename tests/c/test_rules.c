@@ -99,8 +99,8 @@ static void test_backoff_list_and_exponential(void **state)
     assert_int_equal(bitt__backoff_delay(&b, 3), 4000);
     assert_int_equal(bitt__backoff_delay(&b, 4), 5000);
     assert_int_equal(bitt__backoff_delay(&b, 4000000000u), 5000);
-    const char *bad[] = {"", ",", "1,", "a", "-5", "exp:", "exp:0:10", "exp:10:5", "exp:1:2:3",
-                         "99999999999999999999"};
+    const char *bad[] = {"",     ",",        "1,",       "a",         "-5",
+                         "exp:", "exp:0:10", "exp:10:5", "exp:1:2:3", "99999999999999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(bitt__backoff_parse(bad[i], &b), BITT_EURL);
         assert_true(strstr(bitt_error_last(), "queue_backoff") != NULL);

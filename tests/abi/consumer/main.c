@@ -10,7 +10,7 @@
 
 static int round_trip(const char *url)
 {
-    static const char key[] = "consumer\0key";    /* bytes, with a NUL */
+    static const char key[] = "consumer\0key";      /* bytes, with a NUL */
     static const char value[] = "value\xff\x00end"; /* not UTF-8 */
     bitt_store *store = NULL;
     bitt_entry *entry = NULL;

@@ -137,8 +137,8 @@ static int vfail(ct_run *run, const char *kind, const char *fmt, va_list ap)
     size_t len = strlen(msg) + strlen(run->c->file) + strlen(run->c->name) + 256;
     run->fail = malloc(len);
     if (run->fail)
-        snprintf(run->fail, len, "%s.json: case \"%s\" on %s, %s: %s%s", run->c->file,
-                 run->c->name, ct_backend_name(run->backend), step, kind, msg);
+        snprintf(run->fail, len, "%s.json: case \"%s\" on %s, %s: %s%s", run->c->file, run->c->name,
+                 ct_backend_name(run->backend), step, kind, msg);
     return -1;
 }
 
@@ -336,7 +336,8 @@ static void *worker_main(void *arg)
             snprintf(w->problem, sizeof w->problem, "bitt_error_last_code() is %d after status %d",
                      r.last_code, r.status);
         if (r.status < 0 && !w->message[0])
-            snprintf(w->message, sizeof w->message, "%s: %.200s", ct_status_name(r.status), r.message);
+            snprintf(w->message, sizeof w->message, "%s: %.200s", ct_status_name(r.status),
+                     r.message);
         int idx = r.status + NCODES / 2;
         w->counts[idx >= 0 && idx < NCODES ? idx : 0]++;
         ct_result_free(&r);
@@ -372,7 +373,8 @@ static int run_parallel(ct_run *run, const js_value *step, ct_op *op)
         total += n;
     }
     if (total != threads * repeat)
-        return ct_broken(run, "expect_counts add up to %" PRId64 ", not threads x repeat = %" PRId64,
+        return ct_broken(run,
+                         "expect_counts add up to %" PRId64 ", not threads x repeat = %" PRId64,
                          total, threads * repeat);
 
     worker *w = calloc((size_t)threads, sizeof *w);
@@ -390,15 +392,15 @@ static int run_parallel(ct_run *run, const js_value *step, ct_op *op)
     long opened = 0;
     char shown[512];
     for (; !run->fail && opened < threads; opened++) {
-        w[opened] = (worker){.store = run->store, .op = op->inner, .repeat = (long)repeat,
-                             .barrier = &barrier};
+        w[opened] = (worker){
+            .store = run->store, .op = op->inner, .repeat = (long)repeat, .barrier = &barrier};
         if (!run->file_backed)
             continue;
         w[opened].store = NULL;
         if ((rc = bitt_store_open(run->url, &w[opened].store)))
             ct_fail(run, "worker %ld: bitt_store_open(%s) gave %s (%d): %s", opened,
-                    shown_url(run->url, shown, sizeof shown),
-                    ct_status_name(rc), rc, bitt_error_last());
+                    shown_url(run->url, shown, sizeof shown), ct_status_name(rc), rc,
+                    bitt_error_last());
         else if ((rc = bitt_clock_set_manual(w[opened].store, now)))
             ct_fail(run, "worker %ld: bitt_clock_set_manual gave %d", opened, rc);
     }
@@ -445,8 +447,8 @@ static int run_parallel(ct_run *run, const js_value *step, ct_op *op)
         if (prob[0])
             ct_fail(run, "parallel %s: %s", op->inner->name, prob);
         else if (differ)
-            ct_fail(run, "parallel %s: expected counts {%s }, got {%s }%s%s", op->inner->name, a,
-                    b, message[0] ? "; first error: " : "", message);
+            ct_fail(run, "parallel %s: expected counts {%s }, got {%s }%s%s", op->inner->name, a, b,
+                    message[0] ? "; first error: " : "", message);
     }
     free(w);
     free(tids);
@@ -497,8 +499,9 @@ static char *build_url(ct_run *run, const char *tmpdir, char *path, size_t path_
         /* A server store is fresh when its schema or prefix is new. */
         const char *base = ct_backend_server(run->backend);
         if (!base) {
-            ct_fail(run, "%s: set BITT_TEST_%s_URL (scripts/test starts a server), or leave "
-                         "the backend out with BITT_TEST_BACKENDS",
+            ct_fail(run,
+                    "%s: set BITT_TEST_%s_URL (scripts/test starts a server), or leave "
+                    "the backend out with BITT_TEST_BACKENDS",
                     ct_backend_name(run->backend),
                     run->backend == CT_POSTGRES ? "POSTGRES" : "REDIS");
             return NULL;
@@ -547,8 +550,8 @@ char *ct_run_case(const ct_case *c, ct_backend backend, const char *tmpdir)
         char shown[512];
         if (rc)
             ct_fail(&run, "bitt_store_open(\"%s\") gave %s (%d): %s",
-                    shown_url(run.url, shown, sizeof shown), ct_status_name(rc),
-                    rc, bitt_error_last());
+                    shown_url(run.url, shown, sizeof shown), ct_status_name(rc), rc,
+                    bitt_error_last());
         else if ((rc = bitt_clock_set_manual(run.store, CT_START_CLOCK)))
             ct_fail(&run, "bitt_clock_set_manual gave %s (%d): %s", ct_status_name(rc), rc,
                     bitt_error_last());

@@ -178,7 +178,8 @@ static int hex_of(ct_run *run, const js_value *v, ct_bytes *out)
     if (!v || v->type != JS_STRING || v->len % 2)
         return ct_broken(run, "hex must be a string of an even number of hex digits");
     for (size_t i = 0; i < v->len; i += 2) {
-        int hi = bitt__hex_digit((unsigned char)v->str[i]), lo = bitt__hex_digit((unsigned char)v->str[i + 1]);
+        int hi = bitt__hex_digit((unsigned char)v->str[i]),
+            lo = bitt__hex_digit((unsigned char)v->str[i + 1]);
         if (hi < 0 || lo < 0)
             return ct_broken(run, "bad hex digit in \"%s\"", v->str);
         uint8_t b = (uint8_t)(hi << 4 | lo);
@@ -204,8 +205,10 @@ int ct_bytes_of(ct_run *run, const js_value *spec, ct_bytes *out)
     const char *form = NULL;
     const js_value *v = ct_only_member(spec, &form);
     if (!v)
-        return ct_broken(run, "a byte string is a string or an object with one of hex, repeat, "
-                              "concat, tuple (line %d)", spec ? spec->line : 0);
+        return ct_broken(run,
+                         "a byte string is a string or an object with one of hex, repeat, "
+                         "concat, tuple (line %d)",
+                         spec ? spec->line : 0);
     if (strcmp(form, "hex") == 0)
         return hex_of(run, v, out);
     if (strcmp(form, "concat") == 0) {
@@ -293,9 +296,9 @@ int ct_tuple_of(ct_run *run, const js_value *parts, ct_tuple *out)
                 return -1;
         } else if (strcmp(t, "string") == 0 || strcmp(t, "string_hex") == 0) {
             p->type = BITT_TUPLE_STRING;
-            if (t[6] ? hex_of(run, v, &p->data) : v->type != JS_STRING
-                    ? ct_broken(run, "a string part needs a string")
-                    : ct_bytes_put(&p->data, v->str, v->len))
+            if (t[6]                   ? hex_of(run, v, &p->data)
+                : v->type != JS_STRING ? ct_broken(run, "a string part needs a string")
+                                       : ct_bytes_put(&p->data, v->str, v->len))
                 return -1;
         } else if (strcmp(t, "int") == 0) {
             p->type = BITT_TUPLE_INT;

@@ -26,7 +26,8 @@ int ct_validate_expect(ct_run *run, const ct_op *op, const js_value *step)
     static const char *const E_WRITE[] = {"status", VERSION_FIELDS, NULL};
     static const char *const E_INCR[] = {"status", "counter", VERSION_FIELDS, NULL};
     static const char *const E_MANY[] = {"status", "entries", "keys", "count", NULL};
-    static const char *const E_LIST[] = {"status", "entries", "keys", "count", "has_cursor", "pages", NULL};
+    static const char *const E_LIST[] = {"status",     "entries", "keys", "count",
+                                         "has_cursor", "pages",   NULL};
     static const char *const E_PURGE[] = {"status", "removed", NULL};
     static const char *const E_NOW[] = {"status", "now", NULL};
     static const char *const E_HEX[] = {"status", "hex", NULL};
@@ -34,8 +35,11 @@ int ct_validate_expect(ct_run *run, const ct_op *op, const js_value *step)
     static const char *const E_STATUS[] = {"status", NULL};
     const char *const *allowed = E_STATUS;
     switch (op->code) {
-    case OP_GET: case OP_TAKE: allowed = E_ENTRY; break;
-    case OP_SET: case OP_ADD: case OP_TXN: allowed = E_WRITE; break;
+    case OP_GET:
+    case OP_TAKE: allowed = E_ENTRY; break;
+    case OP_SET:
+    case OP_ADD:
+    case OP_TXN: allowed = E_WRITE; break;
     case OP_INCREMENT: allowed = E_INCR; break;
     case OP_GET_MANY: allowed = E_MANY; break;
     case OP_LIST: allowed = E_LIST; break;
@@ -53,7 +57,8 @@ int ct_validate_expect(ct_run *run, const ct_op *op, const js_value *step)
         const js_value *st = js_get(expect, "status");
         int code = BITT_OK;
         if (st && (st->type != JS_STRING || (code = ct_status_code(st->str)) == -100))
-            return ct_broken(run, "unknown status %s", st->type == JS_STRING ? st->str : "(not a string)");
+            return ct_broken(run, "unknown status %s",
+                             st->type == JS_STRING ? st->str : "(not a string)");
         size_t fields = expect->count - (st != NULL) - (js_get(expect, "note") != NULL);
         if (fields && (code < 0 || (op_is(op, OP_GET, OP_TAKE, 0, 0) && code != BITT_OK)))
             return ct_broken(run, "result fields given with status %s", ct_status_name(code));
@@ -72,10 +77,11 @@ int ct_validate_expect(ct_run *run, const ct_op *op, const js_value *step)
         static const char *const S_VERSION[] = {"version", NULL};
         static const char *const S_CURSOR[] = {"cursor", NULL};
         static const char *const S_NONE[] = {NULL};
-        const char *const *s = op_is(op, OP_GET, OP_TAKE, OP_SET, OP_ADD) ||
-                                       op_is(op, OP_INCREMENT, OP_TXN, 0, 0)
-                                   ? S_VERSION
-                               : op->code == OP_LIST && !op->follow ? S_CURSOR : S_NONE;
+        const char *const *s =
+            op_is(op, OP_GET, OP_TAKE, OP_SET, OP_ADD) || op_is(op, OP_INCREMENT, OP_TXN, 0, 0)
+                ? S_VERSION
+            : op->code == OP_LIST && !op->follow ? S_CURSOR
+                                                 : S_NONE;
         if (CT_IS_MODULE_OP(op->code))
             s = ct_module_save(op->code);
         if (ct_members(run, save, "save", s))
@@ -86,7 +92,8 @@ int ct_validate_expect(ct_run *run, const ct_op *op, const js_value *step)
             if (list && sv->type == JS_ARRAY) {
                 for (size_t k = 0; k < sv->count; k++)
                     if (sv->items[k]->type != JS_STRING && sv->items[k]->type != JS_NULL)
-                        return ct_broken(run, "save %s is an array of names (or null)", save->keys[i]);
+                        return ct_broken(run, "save %s is an array of names (or null)",
+                                         save->keys[i]);
             } else if (list || sv->type != JS_STRING) {
                 return ct_broken(run, "save names a variable with a string%s",
                                  list ? " array" : "");
@@ -107,8 +114,8 @@ static int check_status(ct_run *run, const char *what, const js_value *st, int g
                        ct_status_name(want), want, ct_status_name(got), got,
                        got < 0 ? ", message: " : "", got < 0 ? message : "");
     if (got < 0 && last_code != got)
-        return ct_fail(run, "%sbitt_error_last_code() is %d right after status %d", what,
-                       last_code, got);
+        return ct_fail(run, "%sbitt_error_last_code() is %d right after status %d", what, last_code,
+                       got);
     if (got < 0 && !message[0])
         return ct_fail(run, "%sbitt_error_last() is empty right after status %s", what,
                        ct_status_name(got));
@@ -127,8 +134,8 @@ static int check_bytes(ct_run *run, const char *where, const char *field, const 
         while (at < n && at < want.n && want.p[at] == got[at])
             at++;
         char *a = ct_show(want.p, want.n), *b = ct_show(got, n);
-        ct_fail(run, "%s%s: expected %s, got %s (first difference at byte %zu)", where, field, a,
-                b, at);
+        ct_fail(run, "%s%s: expected %s, got %s (first difference at byte %zu)", where, field, a, b,
+                at);
         free(a);
         free(b);
     }
@@ -236,7 +243,8 @@ static int check_entry(ct_run *run, const char *where, const bitt_entry *e, cons
 static int slot_count_fail(ct_run *run, size_t want, const ct_result *r)
 {
     size_t n = 0;
-    const uint8_t *k = want < r->nitems && r->items[want] ? bitt_entry_key(r->items[want], &n) : NULL;
+    const uint8_t *k =
+        want < r->nitems && r->items[want] ? bitt_entry_key(r->items[want], &n) : NULL;
     char *s = k ? ct_show(k, n) : NULL;
     ct_fail(run, "expected %zu slots, got %zu%s%s", want, r->nitems,
             s ? "; the first extra key is " : "", s ? s : "");
@@ -280,8 +288,9 @@ static int check_slots(ct_run *run, const ct_op *op, const js_value *expect, con
         for (size_t i = 0; !rc && i < n && i < r->nitems; i++) {
             snprintf(where, sizeof where, "slot %zu: ", i);
             if (nulls[i] || !r->items[i]) {
-                rc = check_entry(run, where, r->items[i], nulls[i] ? &(js_value){.type = JS_NULL}
-                                                                     : &(js_value){.type = JS_OBJECT});
+                rc = check_entry(run, where, r->items[i],
+                                 nulls[i] ? &(js_value){.type = JS_NULL}
+                                          : &(js_value){.type = JS_OBJECT});
             } else {
                 size_t kn;
                 const uint8_t *kp = bitt_entry_key(r->items[i], &kn);
@@ -354,14 +363,16 @@ static int check_tuple(ct_run *run, const js_value *exp, const ct_tuple *got)
         const ct_part *a = &want.parts[i], *b = &got->parts[i];
         int same = a->type == b->type;
         if (same && (a->type == BITT_TUPLE_BYTES || a->type == BITT_TUPLE_STRING))
-            same = a->data.n == b->data.n && (!a->data.n || !memcmp(a->data.p, b->data.p, a->data.n));
+            same =
+                a->data.n == b->data.n && (!a->data.n || !memcmp(a->data.p, b->data.p, a->data.n));
         else if (same && a->type == BITT_TUPLE_FLOAT)
             same = memcmp(&a->f, &b->f, sizeof a->f) == 0;
         else if (same)
             same = a->i == b->i;
         if (!same) {
             char *sa = show_part(a), *sb = show_part(b);
-            rc = ct_fail(run, "tuple part %zu: expected %s, got %s", i, sa ? sa : "?", sb ? sb : "?");
+            rc = ct_fail(run, "tuple part %zu: expected %s, got %s", i, sa ? sa : "?",
+                         sb ? sb : "?");
             free(sa);
             free(sb);
         }
@@ -386,9 +397,12 @@ int ct_check(ct_run *run, const ct_op *op, const js_value *expect, const ct_resu
         expect = &empty;
     const js_value *v;
     switch (op->code) {
-    case OP_GET: case OP_TAKE:
-        return r->status == BITT_OK ? check_entry(run, "", r->entry, expect) : 0;
-    case OP_SET: case OP_ADD: case OP_INCREMENT: case OP_TXN:
+    case OP_GET:
+    case OP_TAKE: return r->status == BITT_OK ? check_entry(run, "", r->entry, expect) : 0;
+    case OP_SET:
+    case OP_ADD:
+    case OP_INCREMENT:
+    case OP_TXN:
         if (r->status == BITT_OK && r->version < 1)
             return ct_fail(run, "the new versionstamp is 0");
         if (r->status == BITT_OK && check_versions(run, "", r->version, expect))
@@ -405,10 +419,12 @@ int ct_check(ct_run *run, const ct_op *op, const js_value *expect, const ct_resu
                 return -1;
         }
         return 0;
-    case OP_GET_MANY: case OP_LIST:
-        return check_slots(run, op, expect, r);
+    case OP_GET_MANY:
+    case OP_LIST: return check_slots(run, op, expect, r);
     case OP_PURGE:
-        return (v = js_get(expect, "removed")) ? check_int(run, "", "removed", (int64_t)r->removed, v) : 0;
+        return (v = js_get(expect, "removed"))
+                   ? check_int(run, "", "removed", (int64_t)r->removed, v)
+                   : 0;
     case OP_CLOCK_NOW:
         return (v = js_get(expect, "now")) ? check_int(run, "", "now", r->now, v) : 0;
     case OP_TUPLE_ENCODE: {
@@ -421,8 +437,7 @@ int ct_check(ct_run *run, const ct_op *op, const js_value *expect, const ct_resu
     }
     case OP_TUPLE_DECODE:
         return (v = js_get(expect, "tuple")) ? check_tuple(run, v, &r->decoded) : 0;
-    default:
-        return CT_IS_MODULE_OP(op->code) ? ct_check_module(run, op, expect, r) : 0;
+    default: return CT_IS_MODULE_OP(op->code) ? ct_check_module(run, op, expect, r) : 0;
     }
 }
 

@@ -246,7 +246,8 @@ static void exec_txn(bitt_store *s, const ct_op *op, ct_result *r)
         switch (a->type) {
         case ACT_CHECK: rc = bitt_txn_check(t, arg(&a->key), a->key.n, a->version); break;
         case ACT_SET:
-            rc = bitt_txn_set(t, arg(&a->key), a->key.n, arg(&a->value), a->value.n, a->kind, a->ttl);
+            rc = bitt_txn_set(t, arg(&a->key), a->key.n, arg(&a->value), a->value.n, a->kind,
+                              a->ttl);
             break;
         case ACT_DELETE: rc = bitt_txn_delete(t, arg(&a->key), a->key.n); break;
         case ACT_SUM: rc = bitt_txn_sum(t, arg(&a->key), a->key.n, a->delta); break;
@@ -327,24 +328,18 @@ void ct_exec(bitt_store *s, const ct_op *op, ct_result *r)
     case OP_SET:
     case OP_ADD:
         rc = (op->code == OP_SET ? bitt_kv_set : bitt_kv_add)(s, arg(&op->key), op->key.n,
-                                                            arg(&op->value), op->value.n,
-                                                            op->kind, op->ttl, &r->version);
+                                                              arg(&op->value), op->value.n,
+                                                              op->kind, op->ttl, &r->version);
         capture(r, rc);
         break;
-    case OP_DELETE:
-        capture(r, bitt_kv_delete(s, arg(&op->key), op->key.n));
-        break;
+    case OP_DELETE: capture(r, bitt_kv_delete(s, arg(&op->key), op->key.n)); break;
     case OP_INCREMENT:
         rc = bitt_kv_increment(s, arg(&op->key), op->key.n, op->delta, op->ttl, &r->counter,
                                &r->version);
         capture(r, rc);
         break;
-    case OP_LIST:
-        exec_list(s, op, r);
-        break;
-    case OP_PURGE:
-        capture(r, bitt_kv_purge_expired(s, &r->removed));
-        break;
+    case OP_LIST: exec_list(s, op, r); break;
+    case OP_PURGE: capture(r, bitt_kv_purge_expired(s, &r->removed)); break;
     case OP_FILL: {
         capture(r, BITT_OK);
         for (size_t i = 0; i < op->count; i++) {
@@ -353,8 +348,8 @@ void ct_exec(bitt_store *s, const ct_op *op, ct_result *r)
                 problem(r, "runner out of memory");
                 break;
             }
-            rc = bitt_kv_set(s, arg(&key), key.n, arg(&op->value), op->value.n, op->kind,
-                             op->ttl, NULL);
+            rc = bitt_kv_set(s, arg(&key), key.n, arg(&op->value), op->value.n, op->kind, op->ttl,
+                             NULL);
             ct_bytes_free(&key);
             if (rc) {
                 capture(r, rc);
@@ -363,27 +358,13 @@ void ct_exec(bitt_store *s, const ct_op *op, ct_result *r)
         }
         break;
     }
-    case OP_TXN:
-        exec_txn(s, op, r);
-        break;
-    case OP_CLOCK_SET:
-        capture(r, bitt_clock_set_manual(s, op->num));
-        break;
-    case OP_CLOCK_ADVANCE:
-        capture(r, bitt_clock_advance(s, op->num));
-        break;
-    case OP_CLOCK_NOW:
-        capture(r, bitt_clock_now(s, &r->now));
-        break;
-    case OP_TUPLE_ENCODE:
-        capture(r, ct_tuple_encode(&op->tuples[0], &r->encoded));
-        break;
-    case OP_TUPLE_DECODE:
-        exec_decode(op, r);
-        break;
-    case OP_TUPLE_ORDER:
-        exec_order(op, r);
-        break;
+    case OP_TXN: exec_txn(s, op, r); break;
+    case OP_CLOCK_SET: capture(r, bitt_clock_set_manual(s, op->num)); break;
+    case OP_CLOCK_ADVANCE: capture(r, bitt_clock_advance(s, op->num)); break;
+    case OP_CLOCK_NOW: capture(r, bitt_clock_now(s, &r->now)); break;
+    case OP_TUPLE_ENCODE: capture(r, ct_tuple_encode(&op->tuples[0], &r->encoded)); break;
+    case OP_TUPLE_DECODE: exec_decode(op, r); break;
+    case OP_TUPLE_ORDER: exec_order(op, r); break;
     default:
         if (CT_IS_MODULE_OP(op->code))
             ct_exec_module(s, op, r);

@@ -108,12 +108,12 @@ typedef struct ct_action {
     ct_bytes key, value; /* value: also the payload of enqueue and outbox_append */
     int kind;
     int64_t ttl, delta;
-    uint64_t version;    /* check: the version; fence: the epoch */
-    ct_bytes name;       /* enqueue topic, fence lease name, outbox_append stream */
-    ct_bytes owner;      /* fence */
-    ct_bytes dedup;      /* enqueue */
+    uint64_t version; /* check: the version; fence: the epoch */
+    ct_bytes name;    /* enqueue topic, fence lease name, outbox_append stream */
+    ct_bytes owner;   /* fence */
+    ct_bytes dedup;   /* enqueue */
     int has_dedup;
-    int64_t delay;       /* enqueue */
+    int64_t delay; /* enqueue */
     uint32_t max_attempts;
 } ct_action;
 
@@ -133,30 +133,30 @@ typedef struct ct_op {
     ct_action *actions;
     size_t nactions;
     const js_value *recommit;
-    int64_t num;       /* clock.set now, clock.advance ms */
+    int64_t num;         /* clock.set now, clock.advance ms */
     size_t count, width; /* fill */
-    ct_tuple *tuples;  /* tuple.encode (1), tuple.order (n) */
+    ct_tuple *tuples;    /* tuple.encode (1), tuple.order (n) */
     size_t ntuples;
     long threads, repeat; /* parallel */
     struct ct_op *inner;
 
     /* the 0.2 modules */
-    ct_bytes mname;     /* topic, lease name, stream, channel, budget, schedule key, prefix */
-    int has_mname;      /* 0: pass NULL (schedule.claim without a prefix) */
-    ct_bytes owner;     /* lease owner */
-    ct_bytes dedup;     /* enqueue */
+    ct_bytes mname; /* topic, lease name, stream, channel, budget, schedule key, prefix */
+    int has_mname;  /* 0: pass NULL (schedule.claim without a prefix) */
+    ct_bytes owner; /* lease owner */
+    ct_bytes dedup; /* enqueue */
     int has_dedup;
-    char *token;        /* ack, nack, extend */
-    char *error;        /* nack, outbox fail and park; NULL: pass NULL */
-    uint64_t id;        /* message id, seq, epoch, after_id */
-    uint64_t *ids;      /* outbox ack, retry, discard */
+    char *token;   /* ack, nack, extend */
+    char *error;   /* nack, outbox fail and park; NULL: pass NULL */
+    uint64_t id;   /* message id, seq, epoch, after_id */
+    uint64_t *ids; /* outbox ack, retry, discard */
     size_t nids;
-    int has_ids;        /* 0: pass NULL, 0 (retry and discard: all) */
+    int has_ids; /* 0: pass NULL, 0 (retry and discard: all) */
     int64_t delay, lease_ms, wait_ms, timeout, interval, first_run_at, next_at;
     int64_t capacity, refill, period, n;
     uint32_t max_attempts;
     int reason;
-    bitt_sub *sub;      /* pubsub.next, pubsub.close */
+    bitt_sub *sub; /* pubsub.next, pubsub.close */
 } ct_op;
 
 void ct_op_free(ct_op *op);
@@ -187,20 +187,20 @@ typedef struct ct_result {
     char problem[512]; /* a broken promise the status cannot show */
 
     /* the 0.2 modules */
-    bitt_messages *msgs;  /* dequeue, dead_list, outbox pending and parked */
-    bitt_message *msg;    /* pubsub.next */
-    uint64_t id;          /* enqueue: the id; outbox.append: the seq */
-    uint64_t epoch;       /* lease acquire, get */
-    int64_t expires_at;   /* lease acquire, renew, get */
-    bitt_buf owner;       /* lease get */
-    int64_t wait;         /* budget take */
-    uint64_t count;       /* dead_retry, dead_delete, outbox ack, retry, discard */
+    bitt_messages *msgs;      /* dequeue, dead_list, outbox pending and parked */
+    bitt_message *msg;        /* pubsub.next */
+    uint64_t id;              /* enqueue: the id; outbox.append: the seq */
+    uint64_t epoch;           /* lease acquire, get */
+    int64_t expires_at;       /* lease acquire, renew, get */
+    bitt_buf owner;           /* lease get */
+    int64_t wait;             /* budget take */
+    uint64_t count;           /* dead_retry, dead_delete, outbox ack, retry, discard */
     uint64_t pending, parked; /* outbox counts */
     bitt_queue_stats stats;
-    bitt_schedule *sched; /* claim, get */
+    bitt_schedule *sched;   /* claim, get */
     bitt_schedule **scheds; /* list */
     size_t nscheds;
-    bitt_sub *sub;        /* subscribe: owned by the result until saved */
+    bitt_sub *sub; /* subscribe: owned by the result until saved */
 } ct_result;
 
 /* Encodes a tuple with bitt_tuple_push_*, appending to out; a bitt status. */
@@ -236,10 +236,10 @@ typedef struct ct_run {
     size_t step;
     int step_line; /* where the step starts in its file */
     const char *opname;
-    char *fail; /* the first failure, malloc'd */
+    char *fail;      /* the first failure, malloc'd */
     ct_subvar *subs; /* open subscriptions, closed before the store */
     size_t nsubs;
-    char **tokens;   /* every ack token handed out in the case */
+    char **tokens; /* every ack token handed out in the case */
     size_t ntokens;
 } ct_run;
 

@@ -17,8 +17,8 @@ static const char *const E_STATUS[] = {"status", NULL};
 static const char *const E_ENQUEUE[] = {"status", "id", "id_ne", NULL};
 static const char *const E_LIST[] = {"status", MSG_LIST, NULL};
 static const char *const E_COUNT[] = {"status", "count", NULL};
-static const char *const E_STATS[] = {"status", "pending", "delayed", "processing", "dead",
-                                      "oldest_pending_at", NULL};
+static const char *const E_STATS[] = {"status", "pending",           "delayed", "processing",
+                                      "dead",   "oldest_pending_at", NULL};
 static const char *const E_ACQUIRE[] = {"status", "epoch", "expires_at", NULL};
 static const char *const E_RENEW[] = {"status", "expires_at", NULL};
 static const char *const E_LGET[] = {"status", "owner", "epoch", "expires_at", NULL};
@@ -33,8 +33,14 @@ const char *const *ct_module_expect(int code)
 {
     switch (code) {
     case OP_Q_ENQUEUE: return E_ENQUEUE;
-    case OP_Q_DEQUEUE: case OP_Q_DEAD_LIST: case OP_O_PENDING: case OP_O_PARKED: return E_LIST;
-    case OP_Q_DEAD_RETRY: case OP_Q_DEAD_DELETE: case OP_O_ACK: case OP_O_RETRY:
+    case OP_Q_DEQUEUE:
+    case OP_Q_DEAD_LIST:
+    case OP_O_PENDING:
+    case OP_O_PARKED: return E_LIST;
+    case OP_Q_DEAD_RETRY:
+    case OP_Q_DEAD_DELETE:
+    case OP_O_ACK:
+    case OP_O_RETRY:
     case OP_O_DISCARD: return E_COUNT;
     case OP_Q_STATS: return E_STATS;
     case OP_L_ACQUIRE: return E_ACQUIRE;
@@ -44,7 +50,8 @@ const char *const *ct_module_expect(int code)
     case OP_O_COUNTS: return E_COUNTS;
     case OP_P_NEXT: return E_NEXT;
     case OP_B_TAKE: return E_TAKE;
-    case OP_S_CLAIM: case OP_S_GET: return E_SCHED;
+    case OP_S_CLAIM:
+    case OP_S_GET: return E_SCHED;
     case OP_S_LIST: return E_SLIST;
     default: return E_STATUS;
     }
@@ -62,7 +69,9 @@ const char *const *ct_module_save(int code)
     switch (code) {
     case OP_Q_ENQUEUE: return S_ID;
     case OP_Q_DEQUEUE: return S_DEQ;
-    case OP_Q_DEAD_LIST: case OP_O_PENDING: case OP_O_PARKED: return S_IDS;
+    case OP_Q_DEAD_LIST:
+    case OP_O_PENDING:
+    case OP_O_PARKED: return S_IDS;
     case OP_O_APPEND: return S_SEQ;
     case OP_L_ACQUIRE: return S_EPOCH;
     case OP_P_SUBSCRIBE: return S_SUB;
@@ -94,8 +103,9 @@ static int check_u64(ct_run *run, const char *where, const char *field, uint64_t
     int ok = op == 0 ? got == want : op == 1 ? got != want : got > want;
     if (!ok) {
         const js_value *name = js_get(exp, "var");
-        return ct_fail(run, "%s%s: expected %s%" PRIu64 "%s%s%s, got %" PRIu64, where, field, sym[op],
-                       want, name ? " (" : "", name ? name->str : "", name ? ")" : "", got);
+        return ct_fail(run, "%s%s: expected %s%" PRIu64 "%s%s%s, got %" PRIu64, where, field,
+                       sym[op], want, name ? " (" : "", name ? name->str : "", name ? ")" : "",
+                       got);
     }
     return 0;
 }
@@ -137,16 +147,17 @@ static int check_kind(ct_run *run, const char *where, int got, const js_value *e
     if (ct_kind_of(run, exp, &want))
         return -1;
     if (got != want)
-        return ct_fail(run, "%skind: expected %s (%d), got %s (%d)", where, ct_kind_name(want), want,
-                       ct_kind_name(got), got);
+        return ct_fail(run, "%skind: expected %s (%d), got %s (%d)", where, ct_kind_name(want),
+                       want, ct_kind_name(got), got);
     return 0;
 }
 
 static int check_message(ct_run *run, const char *where, const bitt_message *m, const js_value *exp)
 {
-    static const char *const names[] = {"id", "topic", "payload", "kind", "attempts", "max_attempts",
-                                        "last_error", "created_at", "due_at", "failed_at",
-                                        "park_reason", "token", NULL};
+    static const char *const names[] = {"id",       "topic",        "payload",     "kind",
+                                        "attempts", "max_attempts", "last_error",  "created_at",
+                                        "due_at",   "failed_at",    "park_reason", "token",
+                                        NULL};
     if (ct_members(run, exp, "an expected message", names))
         return -1;
     const js_value *v;
@@ -182,8 +193,9 @@ static int check_message(ct_run *run, const char *where, const bitt_message *m, 
     if ((v = js_get(exp, "park_reason"))) {
         int want = 0;
         if (v->type == JS_STRING)
-            want = !strcmp(v->str, "poison") ? BITT_PARK_POISON : !strcmp(v->str, "invalid")
-                                                                    ? BITT_PARK_INVALID : -1;
+            want = !strcmp(v->str, "poison")    ? BITT_PARK_POISON
+                   : !strcmp(v->str, "invalid") ? BITT_PARK_INVALID
+                                                : -1;
         else if (ct_int64_of(run, v, "park_reason", &(int64_t){0}) == 0)
             want = atoi(v->str);
         else
@@ -228,7 +240,8 @@ static int check_messages(ct_run *run, const js_value *expect, const bitt_messag
             return ct_broken(run, "ids is an array");
         for (size_t i = 0; i < v->count && i < n; i++) {
             snprintf(where, sizeof where, "message %zu: ", i);
-            if (check_u64(run, where, "id", bitt_message_id(bitt_messages_at(list, i)), v->items[i], 0))
+            if (check_u64(run, where, "id", bitt_message_id(bitt_messages_at(list, i)), v->items[i],
+                          0))
                 return -1;
         }
         if (v->count != n)
@@ -261,7 +274,8 @@ static int check_messages(ct_run *run, const js_value *expect, const bitt_messag
     return 0;
 }
 
-static int check_schedule(ct_run *run, const char *where, const bitt_schedule *s, const js_value *exp)
+static int check_schedule(ct_run *run, const char *where, const bitt_schedule *s,
+                          const js_value *exp)
 {
     static const char *const names[] = {"status", SCHED_FIELDS, NULL};
     if (ct_members(run, exp, "an expected schedule", names))
@@ -354,10 +368,17 @@ int ct_check_module(ct_run *run, const ct_op *op, const js_value *expect, const 
         if ((v = js_get(expect, "id_ne")) && check_u64(run, "", "id", r->id, v, 1))
             return -1;
         return 0;
-    case OP_Q_DEQUEUE: case OP_Q_DEAD_LIST: case OP_O_PENDING: case OP_O_PARKED:
-        return r->status == BITT_OK ? check_messages(run, expect, r->msgs) : 0;
-    case OP_Q_DEAD_RETRY: case OP_Q_DEAD_DELETE: case OP_O_ACK: case OP_O_RETRY: case OP_O_DISCARD:
-        return (v = js_get(expect, "count")) ? check_i64(run, "", "count", (int64_t)r->count, v) : 0;
+    case OP_Q_DEQUEUE:
+    case OP_Q_DEAD_LIST:
+    case OP_O_PENDING:
+    case OP_O_PARKED: return r->status == BITT_OK ? check_messages(run, expect, r->msgs) : 0;
+    case OP_Q_DEAD_RETRY:
+    case OP_Q_DEAD_DELETE:
+    case OP_O_ACK:
+    case OP_O_RETRY:
+    case OP_O_DISCARD:
+        return (v = js_get(expect, "count")) ? check_i64(run, "", "count", (int64_t)r->count, v)
+                                             : 0;
     case OP_Q_STATS: {
         static const char *const f[] = {"pending", "delayed", "processing", "dead"};
         const uint64_t got[] = {r->stats.pending, r->stats.delayed, r->stats.processing,
@@ -370,12 +391,15 @@ int ct_check_module(ct_run *run, const ct_op *op, const js_value *expect, const 
             return -1;
         return 0;
     }
-    case OP_L_ACQUIRE: case OP_L_RENEW: case OP_L_GET:
+    case OP_L_ACQUIRE:
+    case OP_L_RENEW:
+    case OP_L_GET:
         if (r->status != BITT_OK)
             return 0;
         if ((v = js_get(expect, "epoch")) && check_u64(run, "", "epoch", r->epoch, v, 0))
             return -1;
-        if ((v = js_get(expect, "expires_at")) && check_i64(run, "", "expires_at", r->expires_at, v))
+        if ((v = js_get(expect, "expires_at")) &&
+            check_i64(run, "", "expires_at", r->expires_at, v))
             return -1;
         if ((v = js_get(expect, "owner")) &&
             check_bytes(run, "", "owner", r->owner.ptr, r->owner.len, v))
@@ -388,7 +412,8 @@ int ct_check_module(ct_run *run, const ct_op *op, const js_value *expect, const 
             return -1;
         return 0;
     case OP_O_COUNTS:
-        if ((v = js_get(expect, "pending")) && check_i64(run, "", "pending", (int64_t)r->pending, v))
+        if ((v = js_get(expect, "pending")) &&
+            check_i64(run, "", "pending", (int64_t)r->pending, v))
             return -1;
         if ((v = js_get(expect, "parked")) && check_i64(run, "", "parked", (int64_t)r->parked, v))
             return -1;
@@ -411,12 +436,12 @@ int ct_check_module(ct_run *run, const ct_op *op, const js_value *expect, const 
         return 0;
     case OP_B_TAKE:
         return (v = js_get(expect, "wait")) ? check_i64(run, "", "wait", r->wait, v) : 0;
-    case OP_S_CLAIM: case OP_S_GET:
-        return r->status == BITT_OK && expect->count ? check_schedule(run, "", r->sched, expect) : 0;
-    case OP_S_LIST:
-        return r->status == BITT_OK ? check_schedule_list(run, expect, r) : 0;
-    default:
-        return 0;
+    case OP_S_CLAIM:
+    case OP_S_GET:
+        return r->status == BITT_OK && expect->count ? check_schedule(run, "", r->sched, expect)
+                                                     : 0;
+    case OP_S_LIST: return r->status == BITT_OK ? check_schedule_list(run, expect, r) : 0;
+    default: return 0;
     }
 }
 

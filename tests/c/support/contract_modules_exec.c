@@ -156,7 +156,8 @@ static void exec_dequeue(bitt_store *s, const ct_op *op, ct_result *r)
     o.wait_ms = op->wait_ms;
     bitt_messages *list = NULL;
     rc = bitt_queue_dequeue(s, mname(op), &o, &list);
-    check_list(r, "bitt_queue_dequeue", rc, list, mname(op), op->limit ? op->limit : 1, L_DEQUEUE, 0);
+    check_list(r, "bitt_queue_dequeue", rc, list, mname(op), op->limit ? op->limit : 1, L_DEQUEUE,
+               0);
 }
 
 static void exec_lease(bitt_store *s, const ct_op *op, ct_result *r)
@@ -170,7 +171,8 @@ static void exec_lease(bitt_store *s, const ct_op *op, ct_result *r)
             problem(r, "bitt_lease_acquire gave epoch 0");
         break;
     case OP_L_RENEW:
-        capture(r, bitt_lease_renew(s, mname(op), cstr(&op->owner), op->id, op->ttl, &r->expires_at));
+        capture(r,
+                bitt_lease_renew(s, mname(op), cstr(&op->owner), op->id, op->ttl, &r->expires_at));
         break;
     case OP_L_RELEASE:
         capture(r, bitt_lease_release(s, mname(op), cstr(&op->owner), op->id));
@@ -205,12 +207,8 @@ static void exec_outbox(bitt_store *s, const ct_op *op, ct_result *r)
         check_list(r, "bitt_outbox_parked", rc, list, mname(op), op->limit ? op->limit : 100,
                    L_OUTBOX, 0);
         break;
-    case OP_O_ACK:
-        capture(r, bitt_outbox_ack(s, mname(op), seqs, op->nids, &r->count));
-        break;
-    case OP_O_RETRY:
-        capture(r, bitt_outbox_retry(s, mname(op), seqs, op->nids, &r->count));
-        break;
+    case OP_O_ACK: capture(r, bitt_outbox_ack(s, mname(op), seqs, op->nids, &r->count)); break;
+    case OP_O_RETRY: capture(r, bitt_outbox_retry(s, mname(op), seqs, op->nids, &r->count)); break;
     case OP_O_DISCARD:
         capture(r, bitt_outbox_discard(s, mname(op), seqs, op->nids, &r->count));
         break;
@@ -220,8 +218,7 @@ static void exec_outbox(bitt_store *s, const ct_op *op, ct_result *r)
     case OP_O_PARK:
         capture(r, bitt_outbox_park(s, mname(op), op->id, op->reason, op->error));
         break;
-    default:
-        capture(r, bitt_outbox_counts(s, mname(op), &r->pending, &r->parked));
+    default: capture(r, bitt_outbox_counts(s, mname(op), &r->pending, &r->parked));
     }
 }
 
@@ -252,8 +249,7 @@ static void exec_pubsub(bitt_store *s, const ct_op *op, ct_result *r)
         if (r->msg && bitt_message_token(r->msg))
             problem(r, "a published message carries a token");
         break;
-    default:
-        capture(r, BITT_OK); /* pubsub.close: the op closes its subscription when freed */
+    default: capture(r, BITT_OK); /* pubsub.close: the op closes its subscription when freed */
     }
 }
 
@@ -265,9 +261,7 @@ static void exec_schedule(bitt_store *s, const ct_op *op, ct_result *r)
         capture(r, bitt_schedule_upsert(s, mname(op), op->interval, arg(&op->value), op->value.n,
                                         op->kind, op->first_run_at));
         return;
-    case OP_S_DELETE:
-        capture(r, bitt_schedule_delete(s, mname(op)));
-        return;
+    case OP_S_DELETE: capture(r, bitt_schedule_delete(s, mname(op))); return;
     case OP_S_LIST:
         rc = bitt_schedule_list(s, &r->scheds, &r->nscheds);
         capture(r, rc);
@@ -278,7 +272,8 @@ static void exec_schedule(bitt_store *s, const ct_op *op, ct_result *r)
                 problem(r, "bitt_schedule_list: slot %zu is NULL", i);
                 return;
             }
-            if (i && strcmp(bitt_schedule_key(r->scheds[i - 1]), bitt_schedule_key(r->scheds[i])) >= 0)
+            if (i &&
+                strcmp(bitt_schedule_key(r->scheds[i - 1]), bitt_schedule_key(r->scheds[i])) >= 0)
                 problem(r, "bitt_schedule_list: \"%s\" is not before \"%s\"",
                         bitt_schedule_key(r->scheds[i - 1]), bitt_schedule_key(r->scheds[i]));
         }
@@ -299,15 +294,9 @@ void ct_exec_module(bitt_store *s, const ct_op *op, ct_result *r)
     int rc;
     bitt_messages *list = NULL;
     switch (op->code) {
-    case OP_Q_ENQUEUE:
-        exec_enqueue(s, op, r);
-        break;
-    case OP_Q_DEQUEUE:
-        exec_dequeue(s, op, r);
-        break;
-    case OP_Q_ACK:
-        capture(r, bitt_queue_ack(s, mname(op), op->id, op->token));
-        break;
+    case OP_Q_ENQUEUE: exec_enqueue(s, op, r); break;
+    case OP_Q_DEQUEUE: exec_dequeue(s, op, r); break;
+    case OP_Q_ACK: capture(r, bitt_queue_ack(s, mname(op), op->id, op->token)); break;
     case OP_Q_NACK:
         capture(r, bitt_queue_nack(s, mname(op), op->id, op->token, op->error, op->delay));
         break;
@@ -319,9 +308,7 @@ void ct_exec_module(bitt_store *s, const ct_op *op, ct_result *r)
         check_list(r, "bitt_queue_dead_list", rc, list, mname(op), op->limit ? op->limit : 100,
                    L_DEAD, op->id);
         break;
-    case OP_Q_DEAD_RETRY:
-        capture(r, bitt_queue_dead_retry(s, mname(op), op->id, &r->count));
-        break;
+    case OP_Q_DEAD_RETRY: capture(r, bitt_queue_dead_retry(s, mname(op), op->id, &r->count)); break;
     case OP_Q_DEAD_DELETE:
         capture(r, bitt_queue_dead_delete(s, mname(op), op->id, &r->count));
         break;
@@ -329,12 +316,14 @@ void ct_exec_module(bitt_store *s, const ct_op *op, ct_result *r)
         r->stats.version = BITT_QUEUE_STATS_VERSION;
         capture(r, bitt_queue_stats_get(s, mname(op), &r->stats));
         break;
-    case OP_L_ACQUIRE: case OP_L_RENEW: case OP_L_RELEASE: case OP_L_GET:
-        exec_lease(s, op, r);
-        break;
-    case OP_P_SUBSCRIBE: case OP_P_PUBLISH: case OP_P_NEXT: case OP_P_CLOSE:
-        exec_pubsub(s, op, r);
-        break;
+    case OP_L_ACQUIRE:
+    case OP_L_RENEW:
+    case OP_L_RELEASE:
+    case OP_L_GET: exec_lease(s, op, r); break;
+    case OP_P_SUBSCRIBE:
+    case OP_P_PUBLISH:
+    case OP_P_NEXT:
+    case OP_P_CLOSE: exec_pubsub(s, op, r); break;
     case OP_B_TAKE:
         r->wait = -1;
         rc = bitt_budget_take(s, mname(op), op->capacity, op->refill, op->period, op->n, &r->wait);
@@ -342,11 +331,12 @@ void ct_exec_module(bitt_store *s, const ct_op *op, ct_result *r)
         if (rc == BITT_DENIED && r->wait < 1)
             problem(r, "bitt_budget_take denied with a wait of %" PRId64 " ms", r->wait);
         break;
-    case OP_S_UPSERT: case OP_S_CLAIM: case OP_S_GET: case OP_S_LIST: case OP_S_DELETE:
-        exec_schedule(s, op, r);
-        break;
-    default:
-        exec_outbox(s, op, r);
+    case OP_S_UPSERT:
+    case OP_S_CLAIM:
+    case OP_S_GET:
+    case OP_S_LIST:
+    case OP_S_DELETE: exec_schedule(s, op, r); break;
+    default: exec_outbox(s, op, r);
     }
 }
 
@@ -368,8 +358,7 @@ int ct_exec_module_action(bitt_txn *t, const ct_action *a)
         }
         return bitt_txn_enqueue(t, cstr(&a->name), arg(&a->value), a->value.n, a->kind, &o);
     }
-    case ACT_FENCE:
-        return bitt_txn_fence(t, cstr(&a->name), cstr(&a->owner), a->version);
+    case ACT_FENCE: return bitt_txn_fence(t, cstr(&a->name), cstr(&a->owner), a->version);
     case ACT_OUTBOX:
         return bitt_txn_outbox_append(t, cstr(&a->name), arg(&a->value), a->value.n, a->kind);
     }

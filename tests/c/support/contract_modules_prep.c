@@ -13,8 +13,8 @@
 
 /* ---- the ops: name first, then the arguments -------------------------------------- */
 
-static const char *const A_ENQUEUE[] = {"queue.enqueue", "topic", "payload", "kind", "delay",
-                                        "max_attempts", "dedup", NULL};
+static const char *const A_ENQUEUE[] = {"queue.enqueue", "topic",        "payload", "kind",
+                                        "delay",         "max_attempts", "dedup",   NULL};
 static const char *const A_DEQUEUE[] = {"queue.dequeue", "topic", "limit", "lease", "wait", NULL};
 static const char *const A_ACK[] = {"queue.ack", "topic", "id", "token", NULL};
 static const char *const A_NACK[] = {"queue.nack", "topic", "id", "token", "error", "delay", NULL};
@@ -30,7 +30,8 @@ static const char *const A_LGET[] = {"lease.get", "name", NULL};
 static const char *const A_APPEND[] = {"outbox.append", "stream", "event", "kind", NULL};
 static const char *const A_PENDING[] = {"outbox.pending", "stream", "limit", NULL};
 static const char *const A_OACK[] = {"outbox.ack", "stream", "seqs", NULL};
-static const char *const A_FAIL[] = {"outbox.fail", "stream", "seq", "error", "next_attempt_at", NULL};
+static const char *const A_FAIL[] = {"outbox.fail", "stream",          "seq",
+                                     "error",       "next_attempt_at", NULL};
 static const char *const A_PARK[] = {"outbox.park", "stream", "seq", "reason", "error", NULL};
 static const char *const A_PARKED[] = {"outbox.parked", "stream", "reason", "limit", NULL};
 static const char *const A_RETRY[] = {"outbox.retry", "stream", "seqs", NULL};
@@ -40,9 +41,10 @@ static const char *const A_SUBSCRIBE[] = {"pubsub.subscribe", "channel", NULL};
 static const char *const A_PUBLISH[] = {"pubsub.publish", "channel", "data", NULL};
 static const char *const A_NEXT[] = {"pubsub.next", "sub", "timeout", NULL};
 static const char *const A_CLOSE[] = {"pubsub.close", "sub", NULL};
-static const char *const A_TAKE[] = {"budget.take", "name", "capacity", "refill", "period", "n", NULL};
+static const char *const A_TAKE[] = {"budget.take", "name", "capacity", "refill",
+                                     "period",      "n",    NULL};
 static const char *const A_UPSERT[] = {"schedule.upsert", "key", "interval", "payload", "kind",
-                                       "first_run_at", NULL};
+                                       "first_run_at",    NULL};
 static const char *const A_CLAIM[] = {"schedule.claim", "prefix", NULL};
 static const char *const A_SGET[] = {"schedule.get", "key", NULL};
 static const char *const A_SLIST[] = {"schedule.list", NULL};
@@ -53,22 +55,38 @@ static const struct {
     const char *const *args;
     int parallel_ok;
 } MODULE_OPS[] = {
-    {OP_Q_ENQUEUE, A_ENQUEUE, 1},     {OP_Q_DEQUEUE, A_DEQUEUE, 1},
-    {OP_Q_ACK, A_ACK, 0},             {OP_Q_NACK, A_NACK, 0},
-    {OP_Q_EXTEND, A_EXTEND, 0},       {OP_Q_DEAD_LIST, A_DEAD_LIST, 0},
-    {OP_Q_DEAD_RETRY, A_DEAD_RETRY, 0}, {OP_Q_DEAD_DELETE, A_DEAD_DELETE, 0},
-    {OP_Q_STATS, A_STATS, 0},         {OP_L_ACQUIRE, A_ACQUIRE, 1},
-    {OP_L_RENEW, A_RENEW, 0},         {OP_L_RELEASE, A_RELEASE, 0},
-    {OP_L_GET, A_LGET, 0},            {OP_O_APPEND, A_APPEND, 1},
-    {OP_O_PENDING, A_PENDING, 0},     {OP_O_ACK, A_OACK, 0},
-    {OP_O_FAIL, A_FAIL, 0},           {OP_O_PARK, A_PARK, 0},
-    {OP_O_PARKED, A_PARKED, 0},       {OP_O_RETRY, A_RETRY, 0},
-    {OP_O_DISCARD, A_DISCARD, 0},     {OP_O_COUNTS, A_COUNTS, 0},
-    {OP_P_SUBSCRIBE, A_SUBSCRIBE, 0}, {OP_P_PUBLISH, A_PUBLISH, 1},
-    {OP_P_NEXT, A_NEXT, 0},           {OP_P_CLOSE, A_CLOSE, 0},
-    {OP_B_TAKE, A_TAKE, 1},           {OP_S_UPSERT, A_UPSERT, 0},
-    {OP_S_CLAIM, A_CLAIM, 1},         {OP_S_GET, A_SGET, 0},
-    {OP_S_LIST, A_SLIST, 0},          {OP_S_DELETE, A_SDELETE, 0},
+    {OP_Q_ENQUEUE, A_ENQUEUE, 1},
+    {OP_Q_DEQUEUE, A_DEQUEUE, 1},
+    {OP_Q_ACK, A_ACK, 0},
+    {OP_Q_NACK, A_NACK, 0},
+    {OP_Q_EXTEND, A_EXTEND, 0},
+    {OP_Q_DEAD_LIST, A_DEAD_LIST, 0},
+    {OP_Q_DEAD_RETRY, A_DEAD_RETRY, 0},
+    {OP_Q_DEAD_DELETE, A_DEAD_DELETE, 0},
+    {OP_Q_STATS, A_STATS, 0},
+    {OP_L_ACQUIRE, A_ACQUIRE, 1},
+    {OP_L_RENEW, A_RENEW, 0},
+    {OP_L_RELEASE, A_RELEASE, 0},
+    {OP_L_GET, A_LGET, 0},
+    {OP_O_APPEND, A_APPEND, 1},
+    {OP_O_PENDING, A_PENDING, 0},
+    {OP_O_ACK, A_OACK, 0},
+    {OP_O_FAIL, A_FAIL, 0},
+    {OP_O_PARK, A_PARK, 0},
+    {OP_O_PARKED, A_PARKED, 0},
+    {OP_O_RETRY, A_RETRY, 0},
+    {OP_O_DISCARD, A_DISCARD, 0},
+    {OP_O_COUNTS, A_COUNTS, 0},
+    {OP_P_SUBSCRIBE, A_SUBSCRIBE, 0},
+    {OP_P_PUBLISH, A_PUBLISH, 1},
+    {OP_P_NEXT, A_NEXT, 0},
+    {OP_P_CLOSE, A_CLOSE, 0},
+    {OP_B_TAKE, A_TAKE, 1},
+    {OP_S_UPSERT, A_UPSERT, 0},
+    {OP_S_CLAIM, A_CLAIM, 1},
+    {OP_S_GET, A_SGET, 0},
+    {OP_S_LIST, A_SLIST, 0},
+    {OP_S_DELETE, A_SDELETE, 0},
 };
 #define NMODULE_OPS (sizeof MODULE_OPS / sizeof MODULE_OPS[0])
 
@@ -95,7 +113,8 @@ static const ct_var *var_of(ct_run *run, const js_value *v, const char *what)
     const char *form = NULL;
     const js_value *name = ct_only_member(v, &form);
     const ct_var *var = name && name->type == JS_STRING && !strcmp(form, "var")
-                            ? ct_var_find(run, name->str) : NULL;
+                            ? ct_var_find(run, name->str)
+                            : NULL;
     if (!var || !var->text) {
         ct_broken(run, "%s: no saved variable %s here", what,
                   name && name->type == JS_STRING ? name->str : "{\"var\": name}");
@@ -191,7 +210,8 @@ static int reason_of(ct_run *run, const js_value *v, int *out)
         *out = 0;
     else {
         int64_t n;
-        if (!v || v->type != JS_NUMBER || ct_int64_of(run, v, "reason", &n) || n < -1000 || n > 1000)
+        if (!v || v->type != JS_NUMBER || ct_int64_of(run, v, "reason", &n) || n < -1000 ||
+            n > 1000)
             return ct_broken(run, "reason is poison, invalid, any or a small integer");
         *out = (int)n;
     }
@@ -285,7 +305,8 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
             ct_text_arg(run, js_get(step, "token"), "token", &op->token))
             return -1;
         if (op->code == OP_Q_NACK)
-            return opt_text(run, step, "error", &op->error) || opt_i64(run, step, "delay", &op->delay);
+            return opt_text(run, step, "error", &op->error) ||
+                   opt_i64(run, step, "delay", &op->delay);
         if (op->code == OP_Q_EXTEND)
             return req_i64(run, step, "lease", &op->lease_ms);
         return 0;
@@ -297,8 +318,7 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
     case OP_Q_DEAD_DELETE:
         return name_arg(run, js_get(step, "topic"), "topic", &op->mname) ||
                ((v = js_get(step, "id")) && ct_u64_arg(run, v, "id", &op->id));
-    case OP_Q_STATS:
-        return name_arg(run, js_get(step, "topic"), "topic", &op->mname);
+    case OP_Q_STATS: return name_arg(run, js_get(step, "topic"), "topic", &op->mname);
 
     case OP_L_ACQUIRE:
     case OP_L_RENEW:
@@ -308,13 +328,11 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
             return -1;
         if (op->code != OP_L_RELEASE && req_i64(run, step, "ttl", &op->ttl))
             return -1;
-        if (op->code != OP_L_ACQUIRE &&
-            (required(run, js_get(step, "epoch"), "epoch") ||
-             ct_u64_arg(run, js_get(step, "epoch"), "epoch", &op->id)))
+        if (op->code != OP_L_ACQUIRE && (required(run, js_get(step, "epoch"), "epoch") ||
+                                         ct_u64_arg(run, js_get(step, "epoch"), "epoch", &op->id)))
             return -1;
         return 0;
-    case OP_L_GET:
-        return name_arg(run, js_get(step, "name"), "name", &op->mname);
+    case OP_L_GET: return name_arg(run, js_get(step, "name"), "name", &op->mname);
 
     case OP_O_APPEND:
         return name_arg(run, js_get(step, "stream"), "stream", &op->mname) ||
@@ -325,7 +343,8 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
                opt_u32(run, step, "limit", &op->limit);
     case OP_O_ACK:
         return name_arg(run, js_get(step, "stream"), "stream", &op->mname) ||
-               required(run, js_get(step, "seqs"), "seqs") || seqs_of(run, js_get(step, "seqs"), op);
+               required(run, js_get(step, "seqs"), "seqs") ||
+               seqs_of(run, js_get(step, "seqs"), op);
     case OP_O_RETRY:
     case OP_O_DISCARD:
         return name_arg(run, js_get(step, "stream"), "stream", &op->mname) ||
@@ -347,18 +366,14 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
         return name_arg(run, js_get(step, "stream"), "stream", &op->mname) ||
                ((v = js_get(step, "reason")) && reason_of(run, v, &op->reason)) ||
                opt_u32(run, step, "limit", &op->limit);
-    case OP_O_COUNTS:
-        return name_arg(run, js_get(step, "stream"), "stream", &op->mname);
+    case OP_O_COUNTS: return name_arg(run, js_get(step, "stream"), "stream", &op->mname);
 
-    case OP_P_SUBSCRIBE:
-        return name_arg(run, js_get(step, "channel"), "channel", &op->mname);
+    case OP_P_SUBSCRIBE: return name_arg(run, js_get(step, "channel"), "channel", &op->mname);
     case OP_P_PUBLISH:
         return name_arg(run, js_get(step, "channel"), "channel", &op->mname) ||
                ((v = js_get(step, "data")) && ct_bytes_of(run, v, &op->value));
-    case OP_P_NEXT:
-        return sub_of(run, step, op, 0) || opt_i64(run, step, "timeout", &op->timeout);
-    case OP_P_CLOSE:
-        return sub_of(run, step, op, 1);
+    case OP_P_NEXT: return sub_of(run, step, op, 0) || opt_i64(run, step, "timeout", &op->timeout);
+    case OP_P_CLOSE: return sub_of(run, step, op, 1);
 
     case OP_B_TAKE:
         return name_arg(run, js_get(step, "name"), "name", &op->mname) ||
@@ -377,10 +392,8 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
         op->has_mname = v && v->type != JS_NULL;
         return op->has_mname ? ct_bytes_of(run, v, &op->mname) : 0;
     case OP_S_GET:
-    case OP_S_DELETE:
-        return name_arg(run, js_get(step, "key"), "key", &op->mname);
-    case OP_S_LIST:
-        return 0;
+    case OP_S_DELETE: return name_arg(run, js_get(step, "key"), "key", &op->mname);
+    case OP_S_LIST: return 0;
     }
     return ct_broken(run, "op %s has no preparation", op->name);
 }
@@ -389,8 +402,8 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
 
 int ct_prepare_module_action(ct_run *run, const js_value *a, const char *o, ct_action *out)
 {
-    static const char *const N_ENQUEUE[] = {"op", "topic", "payload", "kind", "delay",
-                                            "max_attempts", "dedup", NULL};
+    static const char *const N_ENQUEUE[] = {"op",    "topic",        "payload", "kind",
+                                            "delay", "max_attempts", "dedup",   NULL};
     static const char *const N_FENCE[] = {"op", "name", "owner", "epoch", NULL};
     static const char *const N_OUTBOX[] = {"op", "stream", "event", "kind", NULL};
     const js_value *v;
@@ -410,19 +423,21 @@ int ct_prepare_module_action(ct_run *run, const js_value *a, const char *o, ct_a
     if (!strcmp(o, "fence")) {
         out->type = ACT_FENCE;
         return ct_members(run, a, "a fence action", N_FENCE) ||
-               name_arg(run, js_get(a, "name"), "name", &out->name) ||
-               name_arg(run, js_get(a, "owner"), "owner", &out->owner) ||
-               required(run, js_get(a, "epoch"), "epoch") ||
-               ct_u64_arg(run, js_get(a, "epoch"), "epoch", &out->version)
-                   ? -1 : 0;
+                       name_arg(run, js_get(a, "name"), "name", &out->name) ||
+                       name_arg(run, js_get(a, "owner"), "owner", &out->owner) ||
+                       required(run, js_get(a, "epoch"), "epoch") ||
+                       ct_u64_arg(run, js_get(a, "epoch"), "epoch", &out->version)
+                   ? -1
+                   : 0;
     }
     if (!strcmp(o, "outbox_append")) {
         out->type = ACT_OUTBOX;
         return ct_members(run, a, "an outbox_append action", N_OUTBOX) ||
-               name_arg(run, js_get(a, "stream"), "stream", &out->name) ||
-               ((v = js_get(a, "event")) && ct_bytes_of(run, v, &out->value)) ||
-               ct_kind_of(run, js_get(a, "kind"), &out->kind)
-                   ? -1 : 0;
+                       name_arg(run, js_get(a, "stream"), "stream", &out->name) ||
+                       ((v = js_get(a, "event")) && ct_bytes_of(run, v, &out->value)) ||
+                       ct_kind_of(run, js_get(a, "kind"), &out->kind)
+                   ? -1
+                   : 0;
     }
     return 1;
 }

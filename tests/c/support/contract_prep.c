@@ -23,7 +23,8 @@ static const char *const A_KEY[] = {"key", NULL};
 static const char *const A_KEYS[] = {"keys", NULL};
 static const char *const A_SET[] = {"key", "value", "kind", "ttl", NULL};
 static const char *const A_INCR[] = {"key", "delta", "ttl", NULL};
-static const char *const A_LIST[] = {"prefix", "start", "end", "limit", "reverse", "cursor", "follow", NULL};
+static const char *const A_LIST[] = {"prefix",  "start",  "end",    "limit",
+                                     "reverse", "cursor", "follow", NULL};
 static const char *const A_NONE[] = {NULL};
 static const char *const A_FILL[] = {"prefix", "count", "width", "value", "kind", "ttl", NULL};
 static const char *const A_TXN[] = {"actions", "recommit", NULL};
@@ -38,15 +39,24 @@ static const struct {
     int code;
     const char *const *args;
 } OPS[] = {
-    {"kv.get", OP_GET, A_KEY},           {"kv.take", OP_TAKE, A_KEY},
-    {"kv.get_many", OP_GET_MANY, A_KEYS}, {"kv.set", OP_SET, A_SET},
-    {"kv.add", OP_ADD, A_SET},           {"kv.delete", OP_DELETE, A_KEY},
-    {"kv.increment", OP_INCREMENT, A_INCR}, {"kv.list", OP_LIST, A_LIST},
-    {"kv.purge", OP_PURGE, A_NONE},      {"kv.fill", OP_FILL, A_FILL},
-    {"txn", OP_TXN, A_TXN},              {"clock.set", OP_CLOCK_SET, A_NOW},
-    {"clock.advance", OP_CLOCK_ADVANCE, A_MS}, {"clock.now", OP_CLOCK_NOW, A_NONE},
-    {"tuple.encode", OP_TUPLE_ENCODE, A_TUPLE}, {"tuple.decode", OP_TUPLE_DECODE, A_KEY},
-    {"tuple.order", OP_TUPLE_ORDER, A_TUPLES}, {"parallel", OP_PARALLEL, A_PAR},
+    {"kv.get", OP_GET, A_KEY},
+    {"kv.take", OP_TAKE, A_KEY},
+    {"kv.get_many", OP_GET_MANY, A_KEYS},
+    {"kv.set", OP_SET, A_SET},
+    {"kv.add", OP_ADD, A_SET},
+    {"kv.delete", OP_DELETE, A_KEY},
+    {"kv.increment", OP_INCREMENT, A_INCR},
+    {"kv.list", OP_LIST, A_LIST},
+    {"kv.purge", OP_PURGE, A_NONE},
+    {"kv.fill", OP_FILL, A_FILL},
+    {"txn", OP_TXN, A_TXN},
+    {"clock.set", OP_CLOCK_SET, A_NOW},
+    {"clock.advance", OP_CLOCK_ADVANCE, A_MS},
+    {"clock.now", OP_CLOCK_NOW, A_NONE},
+    {"tuple.encode", OP_TUPLE_ENCODE, A_TUPLE},
+    {"tuple.decode", OP_TUPLE_DECODE, A_KEY},
+    {"tuple.order", OP_TUPLE_ORDER, A_TUPLES},
+    {"parallel", OP_PARALLEL, A_PAR},
 };
 
 static int required(ct_run *run, const js_value *v, const char *name)
@@ -77,19 +87,23 @@ static int expanded(ct_run *run, const js_value *arr, const char *what, size_t *
 
 static int prep_action(ct_run *run, const js_value *a, ct_action *out)
 {
-    static const char *const names[] = {"op", "key", "value", "kind", "ttl", "delta", "version", NULL};
+    static const char *const names[] = {"op",  "key",   "value",   "kind",
+                                        "ttl", "delta", "version", NULL};
     const js_value *op = js_get(a, "op");
     if (!op || op->type != JS_STRING)
         return ct_broken(run, "a txn action needs an op");
-    if (strcmp(op->str, "enqueue") && strcmp(op->str, "fence") && strcmp(op->str, "outbox_append") &&
-        ct_members(run, a, "a txn action", names))
+    if (strcmp(op->str, "enqueue") && strcmp(op->str, "fence") &&
+        strcmp(op->str, "outbox_append") && ct_members(run, a, "a txn action", names))
         return -1;
     const char *o = op->str;
     int mod = ct_prepare_module_action(run, a, o, out);
     if (mod <= 0)
         return mod;
-    out->type = !strcmp(o, "check") ? ACT_CHECK : !strcmp(o, "set") ? ACT_SET
-              : !strcmp(o, "delete") ? ACT_DELETE : !strcmp(o, "sum") ? ACT_SUM : 0;
+    out->type = !strcmp(o, "check")    ? ACT_CHECK
+                : !strcmp(o, "set")    ? ACT_SET
+                : !strcmp(o, "delete") ? ACT_DELETE
+                : !strcmp(o, "sum")    ? ACT_SUM
+                                       : 0;
     if (!out->type)
         return ct_broken(run, "unknown txn action \"%s\"", o);
     if (required(run, js_get(a, "key"), "key") || ct_bytes_of(run, js_get(a, "key"), &out->key))
@@ -99,11 +113,12 @@ static int prep_action(ct_run *run, const js_value *a, ct_action *out)
     if ((out->type != ACT_SET && (value || kind || ttl)) || (out->type != ACT_SUM && delta) ||
         (out->type != ACT_CHECK && version))
         return ct_broken(run, "txn action %s has a member of another action", o);
-    if (out->type == ACT_SET && ((value && ct_bytes_of(run, value, &out->value)) ||
-                                 ct_kind_of(run, kind, &out->kind) ||
-                                 (ttl && ct_int64_of(run, ttl, "ttl", &out->ttl))))
+    if (out->type == ACT_SET &&
+        ((value && ct_bytes_of(run, value, &out->value)) || ct_kind_of(run, kind, &out->kind) ||
+         (ttl && ct_int64_of(run, ttl, "ttl", &out->ttl))))
         return -1;
-    if (out->type == ACT_SUM && (required(run, delta, "delta") || ct_int64_of(run, delta, "delta", &out->delta)))
+    if (out->type == ACT_SUM &&
+        (required(run, delta, "delta") || ct_int64_of(run, delta, "delta", &out->delta)))
         return -1;
     if (out->type == ACT_CHECK) {
         if (required(run, version, "version"))
@@ -112,7 +127,8 @@ static int prep_action(ct_run *run, const js_value *a, ct_action *out)
             const char *form = NULL;
             const js_value *name = ct_only_member(version, &form);
             const ct_var *var = name && name->type == JS_STRING && !strcmp(form, "var")
-                                    ? ct_var_find(run, name->str) : NULL;
+                                    ? ct_var_find(run, name->str)
+                                    : NULL;
             if (!var || !var->text)
                 return ct_broken(run, "check version: no saved version {\"var\": ...} here");
             out->version = strtoull(var->text, NULL, 10);
@@ -149,8 +165,10 @@ static int prep_txn(ct_run *run, const js_value *step, ct_op *op)
             d->name = (ct_bytes){0};
             d->owner = (ct_bytes){0};
             d->dedup = (ct_bytes){0};
-            if (ct_bytes_put(&d->key, a.key.p, a.key.n) || ct_bytes_put(&d->value, a.value.p, a.value.n) ||
-                ct_bytes_put(&d->name, a.name.p, a.name.n) || ct_bytes_put(&d->owner, a.owner.p, a.owner.n) ||
+            if (ct_bytes_put(&d->key, a.key.p, a.key.n) ||
+                ct_bytes_put(&d->value, a.value.p, a.value.n) ||
+                ct_bytes_put(&d->name, a.name.p, a.name.n) ||
+                ct_bytes_put(&d->owner, a.owner.p, a.owner.n) ||
                 ct_bytes_put(&d->dedup, a.dedup.p, a.dedup.n))
                 rc = ct_broken(run, "out of memory");
         }
@@ -169,7 +187,8 @@ static int prep_txn(ct_run *run, const js_value *step, ct_op *op)
 int ct_key_list(ct_run *run, const js_value *arr, int allow_null, ct_bytes **keys,
                 unsigned char **nulls, size_t *n)
 {
-    static const char *const fill[] = {"fill", NULL}, *const args[] = {"prefix", "count", "width", NULL};
+    static const char *const fill[] = {"fill", NULL}, *const args[] = {"prefix", "count", "width",
+                                                                       NULL};
     size_t total = 0, count = 0, width = 0, copies;
     *keys = NULL;
     *nulls = NULL;
@@ -177,8 +196,8 @@ int ct_key_list(ct_run *run, const js_value *arr, int allow_null, ct_bytes **key
     if (!arr || arr->type != JS_ARRAY)
         return ct_broken(run, "a key list must be an array");
     for (int pass = 0; pass < 2; pass++) { /* count, then build */
-        if (pass && (!(*keys = calloc(total + 1, sizeof **keys)) ||
-                     !(*nulls = calloc(total + 1, 1))))
+        if (pass &&
+            (!(*keys = calloc(total + 1, sizeof **keys)) || !(*nulls = calloc(total + 1, 1))))
             return ct_broken(run, "out of memory");
         for (size_t i = 0; i < arr->count; i++) {
             const js_value *e = arr->items[i], *f = js_get(e, "fill");
@@ -187,7 +206,8 @@ int ct_key_list(ct_run *run, const js_value *arr, int allow_null, ct_bytes **key
                 if (ct_members(run, e, "a key list", fill) || ct_members(run, f, "fill", args) ||
                     required(run, js_get(f, "count"), "count") ||
                     ct_size_of(run, js_get(f, "count"), "count", 1000000, &count) ||
-                    (js_get(f, "width") && ct_size_of(run, js_get(f, "width"), "width", 20, &width)) ||
+                    (js_get(f, "width") &&
+                     ct_size_of(run, js_get(f, "width"), "width", 20, &width)) ||
                     (pass && js_get(f, "prefix") && ct_bytes_of(run, js_get(f, "prefix"), &pre)))
                     return -1;
                 for (size_t c = 0; pass && c < count; c++)
@@ -269,12 +289,15 @@ static int prep_list(ct_run *run, const js_value *step, ct_op *op)
         const char *form = NULL;
         const js_value *name = ct_only_member(cursor, &form);
         const ct_var *var = name && name->type == JS_STRING && !strcmp(form, "var")
-                                ? ct_var_find(run, name->str) : NULL;
+                                ? ct_var_find(run, name->str)
+                                : NULL;
         if (!var)
             return ct_broken(run, "cursor: no saved variable {\"var\": ...} here");
         if (!var->text)
-            return ct_broken(run, "cursor: variable \"%s\" holds no cursor (the page it came "
-                                  "from was the last)", name->str);
+            return ct_broken(run,
+                             "cursor: variable \"%s\" holds no cursor (the page it came "
+                             "from was the last)",
+                             name->str);
         op->cursor = strdup(var->text);
     } else if (cursor && cursor->type != JS_NULL) {
         return ct_broken(run, "cursor is a string or {\"var\": name}");
@@ -335,9 +358,12 @@ int ct_prepare(ct_run *run, const js_value *step, ct_op *op, int inner)
     const js_value *key = js_get(step, "key"), *value = js_get(step, "value");
     const js_value *ttl = js_get(step, "ttl"), *delta = js_get(step, "delta");
     switch (op->code) {
-    case OP_GET: case OP_TAKE: case OP_DELETE: case OP_TUPLE_DECODE:
-        return required(run, key, "key") || ct_bytes_of(run, key, &op->key);
-    case OP_SET: case OP_ADD:
+    case OP_GET:
+    case OP_TAKE:
+    case OP_DELETE:
+    case OP_TUPLE_DECODE: return required(run, key, "key") || ct_bytes_of(run, key, &op->key);
+    case OP_SET:
+    case OP_ADD:
         return required(run, key, "key") || ct_bytes_of(run, key, &op->key) ||
                (value && ct_bytes_of(run, value, &op->value)) ||
                ct_kind_of(run, js_get(step, "kind"), &op->kind) ||
@@ -346,10 +372,8 @@ int ct_prepare(ct_run *run, const js_value *step, ct_op *op, int inner)
         return required(run, key, "key") || ct_bytes_of(run, key, &op->key) ||
                required(run, delta, "delta") || ct_int64_of(run, delta, "delta", &op->delta) ||
                (ttl && ct_int64_of(run, ttl, "ttl", &op->ttl));
-    case OP_GET_MANY:
-        return prep_get_many(run, step, op);
-    case OP_LIST:
-        return prep_list(run, step, op);
+    case OP_GET_MANY: return prep_get_many(run, step, op);
+    case OP_LIST: return prep_list(run, step, op);
     case OP_FILL: {
         const js_value *prefix = js_get(step, "prefix"), *width = js_get(step, "width");
         return (prefix && ct_bytes_of(run, prefix, &op->prefix)) ||
@@ -360,8 +384,7 @@ int ct_prepare(ct_run *run, const js_value *step, ct_op *op, int inner)
                ct_kind_of(run, js_get(step, "kind"), &op->kind) ||
                (ttl && ct_int64_of(run, ttl, "ttl", &op->ttl));
     }
-    case OP_TXN:
-        return prep_txn(run, step, op);
+    case OP_TXN: return prep_txn(run, step, op);
     case OP_CLOCK_SET:
         return required(run, js_get(step, "now"), "now") ||
                ct_int64_of(run, js_get(step, "now"), "now", &op->num);
@@ -386,8 +409,7 @@ int ct_prepare(ct_run *run, const js_value *step, ct_op *op, int inner)
                 return -1;
         return 0;
     }
-    default:
-        return 0; /* purge, clock.now; parallel is prepared by contract.c */
+    default: return 0; /* purge, clock.now; parallel is prepared by contract.c */
     }
 }
 

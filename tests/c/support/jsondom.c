@@ -213,8 +213,7 @@ static char *parse_string_raw(parser *p, size_t *len_out)
             n = utf8_put(cp, out);
             break;
         }
-        default:
-            goto bad_escape;
+        default: goto bad_escape;
         }
         if (sb_put(&b, out, n)) {
             free(b.p);
@@ -245,7 +244,8 @@ static int push_item(parser *p, js_value *v, js_value *item, char *key)
         js_value **items = realloc(v->items, cap * sizeof *items);
         if (items)
             v->items = items;
-        if (!items || (v->type == JS_OBJECT && !(v->keys = realloc(v->keys, cap * sizeof(char *))))) {
+        if (!items ||
+            (v->type == JS_OBJECT && !(v->keys = realloc(v->keys, cap * sizeof(char *))))) {
             js_free(item);
             free(key);
             fail(p, "out of memory");
