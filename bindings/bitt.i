@@ -1,0 +1,838 @@
+/*
+ * bitt.i: the one SWIG interface of bitt. Python, Node and Go bindings are
+ * all generated from this file; each language has its own block below.
+ *
+ * Rules every block keeps (no semantics live in a binding):
+ *  - a negative status becomes the language's error, carrying the status
+ *    code and bitt_error_last(), both read inside the same wrapper call (the
+ *    last-error message is per thread);
+ *  - BITT_OK / BITT_NOTFOUND / BITT_EXISTS / BITT_DENIED are returned as
+ *    plain statuses, with the out-parameters after them;
+ *  - byte buffers in: any byte buffer; bytes out: copied; NULL out: none.
+ *  - the store handle sits in a box (bittw_store) so that close() clears it
+ *    and later calls fail with "closed" instead of crashing; calls hold the
+ *    box's read lock, close takes the write lock.
+ */
+%module(package="bitt", threads="1") raw
+
+%include <stdint.i>
+
+%{
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bitt.h"
+
+/* The box around a store handle. */
+typedef struct bittw_store {
+    pthread_rwlock_t lock;
+    bitt_store *store;
+    int closing; /* set (atomically) before close takes the write lock */
+} bittw_store;
+%}
+
+/* ======================================================================= */
+#ifdef SWIGPYTHON
+/* ======================================================================= */
+%feature("compactdefaultargs");
+/* Default: keep the GIL (microsecond calls). Blocking calls get %thread
+ * below. */
+%nothread;
+
+%{
+static PyObject *bittw_error_class = NULL; /* set by the Python layer */
+
+/* Raises bitt.Error(code, message) (or its subclass chosen in Python). */
+static void bittw_raise(int code, const char *msg)
+{
+    if (!msg || !*msg)
+        msg = bitt_strerror(code);
+    if (bittw_error_class) {
+        PyObject *exc = PyObject_CallFunction(bittw_error_class, "is", code, msg);
+        if (exc) {
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+            Py_DECREF(exc);
+        }
+        return;
+    }
+    PyErr_Format(PyExc_RuntimeError, "bitt error %d: %s", code, msg);
+}
+
+static void bittw_raise_last(int code)
+{
+    const char *msg = bitt_error_last();
+    bittw_raise(code, msg);
+}
+
+/* Borrow a byte buffer (any buffer object; None when allow_none gives NULL). */
+static int bittw_get_buffer(PyObject *o, Py_buffer *view, int allow_none, const char *what)
+{
+    view->obj = NULL;
+    view->buf = NULL;
+    view->len = 0;
+    if (o == Py_None && allow_none)
+        return 0;
+    if (PyObject_GetBuffer(o, view, PyBUF_SIMPLE) != 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be a bytes-like object, not %.100s", what,
+                     Py_TYPE(o)->tp_name);
+        view->obj = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* A name or text argument: str (UTF-8) or bytes; None gives NULL when
+ * allowed. *keep holds the bytes object to release afterwards. */
+static int bittw_get_cstr(PyObject *o, const char **out, PyObject **keep, int allow_none,
+                          const char *what)
+{
+    *keep = NULL;
+    *out = NULL;
+    if (o == Py_None && allow_none)
+        return 0;
+    if (PyUnicode_Check(o)) {
+        *keep = PyUnicode_AsEncodedString(o, "utf-8", "surrogateescape");
+        if (!*keep)
+            return -1;
+    } else if (PyBytes_Check(o)) {
+        Py_INCREF(o);
+        *keep = o;
+    } else if (PyByteArray_Check(o) || PyMemoryView_Check(o)) {
+        *keep = PyBytes_FromObject(o);
+        if (!*keep)
+            return -1;
+    } else {
+        PyErr_Format(PyExc_TypeError, "%s must be str or bytes, not %.100s", what,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    if ((size_t)PyBytes_GET_SIZE(*keep) != strlen(PyBytes_AS_STRING(*keep))) {
+        Py_CLEAR(*keep);
+        PyErr_Format(PyExc_ValueError, "%s must not contain a NUL byte", what);
+        return -1;
+    }
+    *out = PyBytes_AS_STRING(*keep);
+    return 0;
+}
+
+static PyObject *bittw_bytes(const uint8_t *p, size_t n)
+{
+    return PyBytes_FromStringAndSize((const char *)(p ? p : (const uint8_t *)""), (Py_ssize_t)n);
+}
+
+static PyObject *bittw_str_or_none(const char *s)
+{
+    if (!s)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "surrogateescape");
+}
+
+/* (key, value, kind, version, expires_at) */
+static PyObject *bittw_entry_tuple(const bitt_entry *e)
+{
+    size_t kl = 0, vl = 0;
+    const uint8_t *k = bitt_entry_key(e, &kl);
+    const uint8_t *v = bitt_entry_value(e, &vl);
+    return Py_BuildValue("(NNiKL)", bittw_bytes(k, kl), bittw_bytes(v, vl), bitt_entry_kind(e),
+                         (unsigned long long)bitt_entry_version(e),
+                         (long long)bitt_entry_expires_at(e));
+}
+
+/* (id, topic, payload, kind, token, attempts, max_attempts, last_error,
+ *  created_at, due_at, failed_at, park_reason) */
+static PyObject *bittw_message_tuple(const bitt_message *m)
+{
+    size_t pl = 0;
+    const uint8_t *p = bitt_message_payload(m, &pl);
+    return Py_BuildValue("(KNNiNIINLLLi)", (unsigned long long)bitt_message_id(m),
+                         bittw_str_or_none(bitt_message_topic(m)), bittw_bytes(p, pl),
+                         bitt_message_kind(m), bittw_str_or_none(bitt_message_token(m)),
+                         (unsigned int)bitt_message_attempts(m),
+                         (unsigned int)bitt_message_max_attempts(m),
+                         bittw_str_or_none(bitt_message_last_error(m)),
+                         (long long)bitt_message_created_at(m), (long long)bitt_message_due_at(m),
+                         (long long)bitt_message_failed_at(m), bitt_message_park_reason(m));
+}
+
+static PyObject *bittw_messages_list(const bitt_messages *ms)
+{
+    size_t n = bitt_messages_count(ms);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const bitt_message *m = bitt_messages_at(ms, i);
+        PyObject *t;
+        if (m) {
+            t = bittw_message_tuple(m);
+        } else {
+            Py_INCREF(Py_None);
+            t = Py_None;
+        }
+        if (!t) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+    }
+    return list;
+}
+
+/* (key, interval, payload, kind, next_run_at, occurrence) */
+static PyObject *bittw_schedule_tuple(const bitt_schedule *s)
+{
+    size_t pl = 0;
+    const uint8_t *p = bitt_schedule_payload(s, &pl);
+    return Py_BuildValue("(NLNiLL)", bittw_str_or_none(bitt_schedule_key(s)),
+                         (long long)bitt_schedule_interval(s), bittw_bytes(p, pl),
+                         bitt_schedule_kind(s), (long long)bitt_schedule_next_run_at(s),
+                         (long long)bitt_schedule_occurrence(s));
+}
+
+/* A sequence of uint64 (None gives NULL with count 0). */
+static int bittw_u64_array(PyObject *o, uint64_t **out, size_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    if (o == Py_None)
+        return 0;
+    PyObject *seq = PySequence_Fast(o, "seqs must be a sequence of integers or None");
+    if (!seq)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    /* Never NULL, even for an empty list: "no list" and "[]" differ. */
+    *out = malloc(sizeof(uint64_t) * (size_t)(n ? n : 1));
+    if (!*out) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyLong_Check(it)) {
+            PyErr_SetString(PyExc_TypeError, "seqs must hold integers");
+            goto fail;
+        }
+        unsigned long long v = PyLong_AsUnsignedLongLong(it);
+        if (PyErr_Occurred())
+            goto fail;
+        (*out)[i] = v;
+    }
+    *count = (size_t)n;
+    Py_DECREF(seq);
+    return 0;
+fail:
+    Py_DECREF(seq);
+    free(*out);
+    *out = NULL;
+    return -1;
+}
+%}
+
+/* ---- the store box ----------------------------------------------------- */
+/* A bitt_store * argument is a Store box: the read lock is held for the
+ * call (close takes the write lock), and a closed box raises. */
+%typemap(in, noblock=1) bitt_store *store (bittw_store *box = NULL, int res = 0) {
+  res = SWIG_ConvertPtr($input, (void **)&box, $descriptor(bittw_store *), 0);
+  if (!SWIG_IsOK(res) || !box) {
+    PyErr_Format(PyExc_TypeError, "expected a bitt store box, not %.100s", Py_TYPE($input)->tp_name);
+    SWIG_fail;
+  }
+  if (__atomic_load_n(&box->closing, __ATOMIC_ACQUIRE) || pthread_rwlock_tryrdlock(&box->lock) != 0) {
+    /* close() holds or waits for the write lock: the store is closing. */
+    box = NULL;
+    bittw_raise(BITT_EUSAGE, "the store is closed");
+    SWIG_fail;
+  }
+  $1 = box->store;
+  if (!$1) {
+    pthread_rwlock_unlock(&box->lock);
+    box = NULL;
+    bittw_raise(BITT_EUSAGE, "the store is closed");
+    SWIG_fail;
+  }
+}
+%typemap(freearg, noblock=1) bitt_store *store {
+  if (box$argnum) pthread_rwlock_unlock(&box$argnum->lock);
+}
+%typemap(in) const bitt_store *store = bitt_store *store;
+%typemap(freearg) const bitt_store *store = bitt_store *store;
+
+/* ---- status -> exception ----------------------------------------------- */
+%typemap(out, noblock=1) int {
+  if ($1 < 0) {
+    bittw_raise_last($1);
+    SWIG_fail;
+  }
+  $result = PyLong_FromLong($1);
+}
+%typemap(out) int bitt_version_number "$result = PyLong_FromLong($1);";
+%typemap(out) int bitt_error_last_code "$result = PyLong_FromLong($1);";
+
+/* ---- bytes in ---------------------------------------------------------- */
+%typemap(in) (const void *key, size_t key_len) (Py_buffer view = {0}) {
+  if (bittw_get_buffer($input, &view, 0, "key") != 0) SWIG_fail;
+  $1 = view.buf;
+  $2 = (size_t)view.len;
+}
+%typemap(freearg) (const void *key, size_t key_len) {
+  if (view$argnum.obj) PyBuffer_Release(&view$argnum);
+}
+%typemap(in) (const void *value, size_t value_len) = (const void *key, size_t key_len);
+%typemap(freearg) (const void *value, size_t value_len) = (const void *key, size_t key_len);
+%typemap(in) (const void *payload, size_t payload_len) = (const void *key, size_t key_len);
+%typemap(freearg) (const void *payload, size_t payload_len) = (const void *key, size_t key_len);
+%typemap(in) (const void *event, size_t event_len) = (const void *key, size_t key_len);
+%typemap(freearg) (const void *event, size_t event_len) = (const void *key, size_t key_len);
+%typemap(in) (const void *data, size_t len) = (const void *key, size_t key_len);
+%typemap(freearg) (const void *data, size_t len) = (const void *key, size_t key_len);
+%typemap(in) (const char *utf8, size_t len) = (const void *key, size_t key_len);
+%typemap(freearg) (const char *utf8, size_t len) = (const void *key, size_t key_len);
+
+/* ---- names and texts in: str or bytes; None is NULL -------------------- */
+%typemap(in) const char * (PyObject *keep = NULL) {
+  if (bittw_get_cstr($input, (const char **)&$1, &keep, 1, "$1_name") != 0) SWIG_fail;
+}
+%typemap(freearg) const char * {
+  Py_XDECREF(keep$argnum);
+}
+%typemap(typecheck) const char * = char *;
+
+/* ---- outputs ----------------------------------------------------------- */
+%typemap(in, numinputs=0) uint64_t *OUTPUT_U64 (uint64_t tmp = 0) "$1 = &tmp;";
+%typemap(argout) uint64_t *OUTPUT_U64 {
+  %append_output(PyLong_FromUnsignedLongLong(*$1));
+}
+%typemap(in, numinputs=0) int64_t *OUTPUT_I64 (int64_t tmp = 0) "$1 = &tmp;";
+%typemap(argout) int64_t *OUTPUT_I64 {
+  %append_output(PyLong_FromLongLong(*$1));
+}
+%apply uint64_t *OUTPUT_U64 { uint64_t *version_out, uint64_t *id_out, uint64_t *count_out,
+                              uint64_t *epoch_out, uint64_t *seq_out, uint64_t *acked_out,
+                              uint64_t *moved_out, uint64_t *deleted_out, uint64_t *pending_out,
+                              uint64_t *parked_out, uint64_t *removed_out };
+%apply int64_t *OUTPUT_I64 { int64_t *out, int64_t *value_out, int64_t *expires_at_out,
+                             int64_t *wait_ms_out };
+
+/* bitt_buf outputs as bytes (owner of a lease, a tuple key). */
+%typemap(in, numinputs=0) bitt_buf *owner_out (bitt_buf tmp = {NULL, 0, 0}) "$1 = &tmp;";
+%typemap(argout) bitt_buf *owner_out {
+  %append_output($1->ptr ? bittw_bytes($1->ptr, $1->len) : (Py_INCREF(Py_None), Py_None));
+}
+%typemap(freearg) bitt_buf *owner_out "bitt_buf_dispose($1);";
+
+/* An entry out: a (key, value, kind, version, expires_at) tuple or None. */
+%typemap(in, numinputs=0) bitt_entry **out (bitt_entry *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bitt_entry **out {
+  if (*$1) {
+    %append_output(bittw_entry_tuple(*$1));
+  } else {
+    Py_INCREF(Py_None);
+    %append_output(Py_None);
+  }
+}
+%typemap(freearg) bitt_entry **out "bitt_entry_free(*$1);";
+
+/* A schedule out: a tuple or None. */
+%typemap(in, numinputs=0) bitt_schedule **out (bitt_schedule *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bitt_schedule **out {
+  if (*$1) {
+    %append_output(bittw_schedule_tuple(*$1));
+  } else {
+    Py_INCREF(Py_None);
+    %append_output(Py_None);
+  }
+}
+%typemap(freearg) bitt_schedule **out "bitt_schedule_free(*$1);";
+
+/* A message out (pubsub next). */
+%typemap(in, numinputs=0) bitt_message **out (bitt_message *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bitt_message **out {
+  if (*$1) {
+    %append_output(bittw_message_tuple(*$1));
+  } else {
+    Py_INCREF(Py_None);
+    %append_output(Py_None);
+  }
+}
+%typemap(freearg) bitt_message **out "bitt_message_free(*$1);";
+
+/* A message list out: a list of tuples (empty when none came back). */
+%typemap(in, numinputs=0) bitt_messages **out (bitt_messages *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bitt_messages **out {
+  %append_output(*$1 ? bittw_messages_list(*$1) : PyList_New(0));
+}
+%typemap(freearg) bitt_messages **out "bitt_messages_free(*$1);";
+
+/* Transactions and subscriptions: opaque handles, freed by the Python layer. */
+%typemap(in, numinputs=0) bitt_txn **out (bitt_txn *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bitt_txn **out {
+  %append_output(SWIG_NewPointerObj(*$1, $descriptor(bitt_txn *), 0));
+}
+%typemap(in, numinputs=0) bitt_sub **out (bitt_sub *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bitt_sub **out {
+  %append_output(SWIG_NewPointerObj(*$1, $descriptor(bitt_sub *), 0));
+}
+
+%typemap(in, numinputs=0) bittw_store **box_out (bittw_store *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bittw_store **box_out {
+  %append_output(SWIG_NewPointerObj(*$1, $descriptor(bittw_store *), 0));
+}
+
+/* uint64 arrays (outbox ack/retry/discard): a sequence or None. */
+%typemap(in) (const uint64_t *seqs, size_t count) (uint64_t *arr = NULL) {
+  if (bittw_u64_array($input, &arr, &$2) != 0) SWIG_fail;
+  $1 = arr;
+}
+%typemap(freearg) (const uint64_t *seqs, size_t count) "free(arr$argnum);";
+
+/* Integer arguments: a clear TypeError for anything but an int. */
+%typemap(in) int64_t {
+  if (!PyLong_Check($input)) {
+    PyErr_Format(PyExc_TypeError, "$1_name must be an int, not %.100s", Py_TYPE($input)->tp_name);
+    SWIG_fail;
+  }
+  $1 = (int64_t)PyLong_AsLongLong($input);
+  if (PyErr_Occurred()) SWIG_fail;
+}
+%typemap(in) uint64_t {
+  if (!PyLong_Check($input)) {
+    PyErr_Format(PyExc_TypeError, "$1_name must be an int, not %.100s", Py_TYPE($input)->tp_name);
+    SWIG_fail;
+  }
+  $1 = (uint64_t)PyLong_AsUnsignedLongLong($input);
+  if (PyErr_Occurred()) SWIG_fail;
+}
+%typemap(in) uint32_t {
+  if (!PyLong_Check($input)) {
+    PyErr_Format(PyExc_TypeError, "$1_name must be an int, not %.100s", Py_TYPE($input)->tp_name);
+    SWIG_fail;
+  }
+  unsigned long long v_ = PyLong_AsUnsignedLongLong($input);
+  if (PyErr_Occurred()) SWIG_fail;
+  if (v_ > 0xffffffffULL) { PyErr_SetString(PyExc_OverflowError, "$1_name is out of range"); SWIG_fail; }
+  $1 = (uint32_t)v_;
+}
+
+/* Calls that can block: release the GIL. Every call on a store may reach a
+ * network backend or wait on a lock; the pure accessors and the in-memory
+ * helpers (tuple codec, errors, versions) keep it. */
+%thread bitt_store_migrate;
+%thread bitt_clock_set_manual; %thread bitt_clock_advance; %thread bitt_clock_use_system;
+%thread bitt_clock_now;
+%thread bitt_kv_get; %thread bitt_kv_set; %thread bitt_kv_delete; %thread bitt_kv_add;
+%thread bitt_kv_take; %thread bitt_kv_increment; %thread bitt_kv_purge_expired;
+%thread bitt_txn_begin; %thread bitt_txn_commit;
+%thread bitt_queue_enqueue; %thread bitt_queue_ack; %thread bitt_queue_nack;
+%thread bitt_queue_extend; %thread bitt_queue_dead_list; %thread bitt_queue_dead_retry;
+%thread bitt_queue_dead_delete;
+%thread bitt_lease_acquire; %thread bitt_lease_renew; %thread bitt_lease_release;
+%thread bitt_lease_get;
+%thread bitt_outbox_append; %thread bitt_outbox_pending; %thread bitt_outbox_ack;
+%thread bitt_outbox_fail; %thread bitt_outbox_park; %thread bitt_outbox_parked;
+%thread bitt_outbox_retry; %thread bitt_outbox_discard; %thread bitt_outbox_counts;
+%thread bitt_pubsub_publish; %thread bitt_pubsub_subscribe; %thread bitt_pubsub_next;
+%thread bitt_pubsub_close;
+%thread bitt_budget_take;
+%thread bitt_schedule_upsert; %thread bitt_schedule_claim; %thread bitt_schedule_get;
+%thread bitt_schedule_delete;
+
+/* The box, opening and closing, and the calls with option structs or
+ * variable-length results, as small C helpers. */
+%thread bittw_open;
+%thread bittw_close;
+%thread bittw_free;
+%thread bittw_kv_get_many;
+%thread bittw_kv_list;
+%thread bittw_queue_dequeue;
+%thread bittw_queue_enqueue;
+%thread bittw_queue_stats;
+%thread bittw_schedule_list;
+
+%typemap(in, numinputs=0) PyObject **OUT (PyObject *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) PyObject **OUT {
+  %append_output(*$1 ? *$1 : (Py_INCREF(Py_None), Py_None));
+}
+/* Helpers fill raw results (no Python objects while the GIL is released). */
+%typemap(in) (const void *dedup, size_t dedup_len) (Py_buffer view = {0}) {
+  if (bittw_get_buffer($input, &view, 1, "dedup") != 0) SWIG_fail;
+  $1 = view.buf;
+  $2 = view.obj ? (size_t)view.len : 0;
+  if (!view.obj) $1 = NULL;
+}
+%typemap(freearg) (const void *dedup, size_t dedup_len) {
+  if (view$argnum.obj) PyBuffer_Release(&view$argnum);
+}
+%typemap(in) (const void *prefix, size_t prefix_len) = (const void *dedup, size_t dedup_len);
+%typemap(freearg) (const void *prefix, size_t prefix_len) = (const void *dedup, size_t dedup_len);
+%typemap(in) (const void *start, size_t start_len) = (const void *dedup, size_t dedup_len);
+%typemap(freearg) (const void *start, size_t start_len) = (const void *dedup, size_t dedup_len);
+%typemap(in) (const void *end, size_t end_len) = (const void *dedup, size_t dedup_len);
+%typemap(freearg) (const void *end, size_t end_len) = (const void *dedup, size_t dedup_len);
+
+/* bitt_entries out: ([entry tuple or None, ...], cursor or None). */
+%typemap(in, numinputs=0) bitt_entries **out (bitt_entries *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bitt_entries **out {
+  if (*$1) {
+    size_t n_ = bitt_entries_count(*$1);
+    PyObject *list_ = PyList_New((Py_ssize_t)n_);
+    if (!list_) SWIG_fail;
+    for (size_t i_ = 0; i_ < n_; i_++) {
+      const bitt_entry *e_ = bitt_entries_at(*$1, i_);
+      PyObject *t_;
+      if (e_) t_ = bittw_entry_tuple(e_); else { Py_INCREF(Py_None); t_ = Py_None; }
+      if (!t_) { Py_DECREF(list_); SWIG_fail; }
+      PyList_SET_ITEM(list_, (Py_ssize_t)i_, t_);
+    }
+    const char *c_ = bitt_entries_cursor(*$1);
+    %append_output(list_);
+    %append_output(c_ ? PyUnicode_FromString(c_) : (Py_INCREF(Py_None), Py_None));
+  } else {
+    %append_output(PyList_New(0));
+    Py_INCREF(Py_None);
+    %append_output(Py_None);
+  }
+}
+%typemap(freearg) bitt_entries **out "bitt_entries_free(*$1);";
+
+/* get-many keys: a sequence of buffers, gathered with the GIL held. */
+%typemap(in) (const void *const *keys, const size_t *key_lens, size_t count)
+    (Py_buffer *views = NULL, Py_ssize_t nviews = 0, const void **ptrs = NULL, size_t *lens = NULL) {
+  PyObject *seq_ = PySequence_Fast($input, "keys must be a sequence of bytes-like objects");
+  if (!seq_) SWIG_fail;
+  Py_ssize_t n_ = PySequence_Fast_GET_SIZE(seq_);
+  views = calloc((size_t)(n_ ? n_ : 1), sizeof(Py_buffer));
+  ptrs = calloc((size_t)(n_ ? n_ : 1), sizeof(void *));
+  lens = calloc((size_t)(n_ ? n_ : 1), sizeof(size_t));
+  if (!views || !ptrs || !lens) { Py_DECREF(seq_); PyErr_NoMemory(); SWIG_fail; }
+  for (Py_ssize_t i_ = 0; i_ < n_; i_++) {
+    if (bittw_get_buffer(PySequence_Fast_GET_ITEM(seq_, i_), &views[i_], 0, "key") != 0) {
+      Py_DECREF(seq_); SWIG_fail;
+    }
+    nviews = i_ + 1;
+    ptrs[i_] = views[i_].buf;
+    lens[i_] = (size_t)views[i_].len;
+  }
+  Py_DECREF(seq_);
+  $1 = ($1_ltype)ptrs; $2 = lens; $3 = (size_t)n_;
+}
+%typemap(freearg) (const void *const *keys, const size_t *key_lens, size_t count) {
+  for (Py_ssize_t i_ = 0; i_ < nviews$argnum; i_++) PyBuffer_Release(&views$argnum[i_]);
+  free(views$argnum); free(ptrs$argnum); free(lens$argnum);
+}
+
+/* Stats out: (pending, delayed, processing, dead, oldest_pending_at). */
+%typemap(in, numinputs=0) bitt_queue_stats *stats_out (bitt_queue_stats tmp) {
+  memset(&tmp, 0, sizeof tmp);
+  tmp.version = BITT_QUEUE_STATS_VERSION;
+  $1 = &tmp;
+}
+%typemap(argout) bitt_queue_stats *stats_out {
+  PyObject *st_ = Py_BuildValue("(KKKKL)",
+      (unsigned long long)$1->pending, (unsigned long long)$1->delayed,
+      (unsigned long long)$1->processing, (unsigned long long)$1->dead,
+      (long long)$1->oldest_pending_at);
+  %append_output(st_);
+}
+
+/* Schedule list out. */
+%typemap(in, numinputs=0) (bitt_schedule ***list_out, size_t *count_out)
+    (bitt_schedule **tmp = NULL, size_t n = 0) "$1 = &tmp; $2 = &n;";
+%typemap(argout) (bitt_schedule ***list_out, size_t *count_out) {
+  PyObject *l_ = PyList_New((Py_ssize_t)*$2);
+  if (!l_) SWIG_fail;
+  for (size_t i_ = 0; i_ < *$2; i_++) {
+    PyObject *t_ = bittw_schedule_tuple((*$1)[i_]);
+    if (!t_) { Py_DECREF(l_); SWIG_fail; }
+    PyList_SET_ITEM(l_, (Py_ssize_t)i_, t_);
+  }
+  %append_output(l_);
+}
+%typemap(freearg) (bitt_schedule ***list_out, size_t *count_out) "bitt_schedule_list_free(*$1, *$2);";
+
+/* The tuple codec: build from a Python sequence of parts at once. */
+%typemap(in, numinputs=0) bitt_buf *key_out (bitt_buf tmp = {NULL, 0, 0}) "$1 = &tmp;";
+%typemap(argout) bitt_buf *key_out {
+  %append_output(bittw_bytes($1->ptr, $1->len));
+}
+%typemap(freearg) bitt_buf *key_out "bitt_buf_dispose($1);";
+
+%inline %{
+/* Called once by the Python layer: the class to raise (bitt.Error's factory). */
+void bittw_set_error_class(PyObject *cls)
+{
+    Py_XINCREF(cls);
+    Py_XSETREF(bittw_error_class, cls);
+}
+%}
+
+%inline %{
+/* Encodes a tuple key: bytes-like -> bytes part, bool -> bool, int -> int,
+ * float -> float, str -> string (UTF-8; lone surrogates from
+ * surrogateescape give the raw bytes back, to test refusals). */
+PyObject *bittw_tuple_encode(PyObject *parts)
+{
+    PyObject *seq = PySequence_Fast(parts, "a tuple key must be a tuple or list");
+    if (!seq)
+        return NULL;
+    bitt_buf key = {NULL, 0, 0};
+    PyObject *res = NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *p = PySequence_Fast_GET_ITEM(seq, i);
+        int rc;
+        if (PyBool_Check(p)) {
+            rc = bitt_tuple_push_bool(&key, p == Py_True);
+        } else if (PyLong_Check(p)) {
+            long long v = PyLong_AsLongLong(p);
+            if (v == -1 && PyErr_Occurred())
+                goto done;
+            rc = bitt_tuple_push_int(&key, (int64_t)v);
+        } else if (PyFloat_Check(p)) {
+            rc = bitt_tuple_push_float(&key, PyFloat_AS_DOUBLE(p));
+        } else if (PyUnicode_Check(p)) {
+            PyObject *b = PyUnicode_AsEncodedString(p, "utf-8", "surrogateescape");
+            if (!b)
+                goto done;
+            rc = bitt_tuple_push_string(&key, PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b));
+            Py_DECREF(b);
+        } else {
+            Py_buffer view;
+            if (bittw_get_buffer(p, &view, 0, "a tuple part") != 0) {
+                PyErr_Format(PyExc_TypeError,
+                             "a tuple part must be bytes, str, int, float or bool, not %.100s",
+                             Py_TYPE(p)->tp_name);
+                goto done;
+            }
+            rc = bitt_tuple_push_bytes(&key, view.buf, (size_t)view.len);
+            PyBuffer_Release(&view);
+        }
+        if (rc < 0) {
+            bittw_raise_last(rc);
+            goto done;
+        }
+    }
+    res = bittw_bytes(key.ptr, key.len);
+done:
+    bitt_buf_dispose(&key);
+    Py_DECREF(seq);
+    return res;
+}
+
+/* Decodes a tuple key into a tuple of parts (the inverse of encode). */
+PyObject *bittw_tuple_decode(PyObject *keyobj)
+{
+    Py_buffer view;
+    if (bittw_get_buffer(keyobj, &view, 0, "key") != 0)
+        return NULL;
+    PyObject *list = PyList_New(0);
+    bitt_buf data = {NULL, 0, 0};
+    size_t off = 0;
+    for (; list;) {
+        int type = 0;
+        int64_t iv = 0;
+        double fv = 0;
+        int rc = bitt_tuple_next(view.buf, (size_t)view.len, &off, &type, &data, &iv, &fv);
+        if (rc == BITT_NOTFOUND)
+            break;
+        PyObject *part = NULL;
+        if (rc < 0) {
+            bittw_raise_last(rc);
+        } else if (type == BITT_TUPLE_BYTES) {
+            part = bittw_bytes(data.ptr, data.len);
+        } else if (type == BITT_TUPLE_STRING) {
+            part = PyUnicode_DecodeUTF8((const char *)(data.ptr ? data.ptr : (uint8_t *)""),
+                                        (Py_ssize_t)data.len, "surrogateescape");
+        } else if (type == BITT_TUPLE_INT) {
+            part = PyLong_FromLongLong(iv);
+        } else if (type == BITT_TUPLE_FLOAT) {
+            part = PyFloat_FromDouble(fv);
+        } else if (type == BITT_TUPLE_BOOL) {
+            part = PyBool_FromLong((long)iv);
+        } else {
+            PyErr_SetString(PyExc_RuntimeError, "unknown tuple part type");
+        }
+        if (!part || PyList_Append(list, part) != 0) {
+            Py_XDECREF(part);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(part);
+    }
+    bitt_buf_dispose(&data);
+    PyBuffer_Release(&view);
+    if (!list)
+        return NULL;
+    PyObject *t = PyList_AsTuple(list);
+    Py_DECREF(list);
+    return t;
+}
+%}
+#endif /* SWIGPYTHON */
+
+/* ======================================================================= */
+#ifdef SWIGJAVASCRIPT
+/* Node (swig -javascript -napi -c++): to be written (issue: Node binding).
+ * Byte buffers as Buffer/Uint8Array, errors as Error with .code, the store
+ * box as in the Python block; the helper code is compiled as C++ here. */
+#endif
+
+/* ======================================================================= */
+#ifdef SWIGGO
+/* Go (swig -go -cgo -intgosize 64): to be written (issue: Go binding).
+ * Keep this package internal; read the error message inside the failing
+ * call (a C shim), as a goroutine can change OS threads between calls. */
+#endif
+
+/* ---- the box and helpers shared by every language ---------------------- */
+%nodefaultctor bittw_store;
+%nodefaultdtor bittw_store;
+typedef struct bittw_store {} bittw_store;
+
+%inline %{
+/* Opens a store into a new box. */
+int bittw_open(const char *url, bittw_store **box_out)
+{
+    *box_out = NULL;
+    bitt_store *s = NULL;
+    int rc = bitt_store_open(url, &s);
+    if (rc != BITT_OK)
+        return rc;
+    bittw_store *b = calloc(1, sizeof *b);
+    if (!b) {
+        bitt_store_close(s);
+        return BITT_ENOMEM;
+    }
+    pthread_rwlock_init(&b->lock, NULL);
+    b->store = s;
+    *box_out = b;
+    return BITT_OK;
+}
+
+/* Closes the store in the box; waits for calls in flight. Idempotent. */
+void bittw_close(bittw_store *box)
+{
+    if (!box)
+        return;
+    __atomic_store_n(&box->closing, 1, __ATOMIC_RELEASE);
+    pthread_rwlock_wrlock(&box->lock);
+    bitt_store *s = box->store;
+    box->store = NULL;
+    pthread_rwlock_unlock(&box->lock);
+    bitt_store_close(s);
+}
+
+/* Frees the box (closing it first). */
+void bittw_free(bittw_store *box)
+{
+    if (!box)
+        return;
+    bittw_close(box);
+    pthread_rwlock_destroy(&box->lock);
+    free(box);
+}
+
+int bittw_kv_get_many(bitt_store *store, const void *const *keys, const size_t *key_lens,
+                      size_t count, bitt_entries **out)
+{
+    return bitt_kv_get_many(store, keys, key_lens, count, out);
+}
+
+int bittw_kv_list(bitt_store *store, const void *prefix, size_t prefix_len, const void *start,
+                  size_t start_len, const void *end, size_t end_len, uint32_t limit, int reverse,
+                  const char *cursor, bitt_entries **out)
+{
+    bitt_list_options o = BITT_LIST_OPTIONS_INIT;
+    o.prefix = prefix;
+    o.prefix_len = prefix_len;
+    o.start = start;
+    o.start_len = start_len;
+    o.end = end;
+    o.end_len = end_len;
+    o.limit = limit;
+    o.reverse = reverse;
+    o.cursor = cursor;
+    return bitt_kv_list(store, &o, out);
+}
+
+int bittw_queue_enqueue(bitt_store *store, const char *topic, const void *payload,
+                        size_t payload_len, int kind, int64_t delay_ms, uint32_t max_attempts,
+                        const void *dedup, size_t dedup_len, uint64_t *id_out)
+{
+    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    o.delay_ms = delay_ms;
+    o.max_attempts = max_attempts;
+    o.dedup_key = dedup;
+    o.dedup_key_len = dedup_len;
+    return bitt_queue_enqueue(store, topic, payload, payload_len, kind, &o, id_out);
+}
+
+int bittw_txn_enqueue(bitt_txn *txn, const char *topic, const void *payload, size_t payload_len,
+                      int kind, int64_t delay_ms, uint32_t max_attempts, const void *dedup,
+                      size_t dedup_len)
+{
+    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    o.delay_ms = delay_ms;
+    o.max_attempts = max_attempts;
+    o.dedup_key = dedup;
+    o.dedup_key_len = dedup_len;
+    return bitt_txn_enqueue(txn, topic, payload, payload_len, kind, &o);
+}
+
+int bittw_queue_dequeue(bitt_store *store, const char *topic, uint32_t limit, int64_t lease_ms,
+                        int64_t wait_ms, bitt_messages **out)
+{
+    bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
+    o.limit = limit;
+    o.lease_ms = lease_ms;
+    o.wait_ms = wait_ms;
+    return bitt_queue_dequeue(store, topic, &o, out);
+}
+
+int bittw_queue_stats(bitt_store *store, const char *topic, bitt_queue_stats *stats_out)
+{
+    return bitt_queue_stats_get(store, topic, stats_out);
+}
+
+int bittw_schedule_list(bitt_store *store, bitt_schedule ***list_out, size_t *count_out)
+{
+    return bitt_schedule_list(store, list_out, count_out);
+}
+%}
+
+/* ---- bitt.h itself ------------------------------------------------------ */
+/* Replaced by the box and the helpers above, or plain data accessors the
+ * typemaps already turn into tuples. */
+%ignore bitt_store_open;
+%ignore bitt_store_close;
+%ignore bitt_buf_dispose;
+%ignore bitt_free;
+%ignore bitt_tuple_next;
+%ignore bitt_buf;
+%ignore bitt_kv_get_many;
+%ignore bitt_kv_list;
+%ignore bitt_list_options;
+%ignore bitt_list_options_init;
+%ignore bitt_enqueue_options;
+%ignore bitt_enqueue_options_init;
+%ignore bitt_dequeue_options;
+%ignore bitt_dequeue_options_init;
+%ignore bitt_queue_enqueue;
+%ignore bitt_txn_enqueue;
+%ignore bitt_queue_dequeue;
+%ignore bitt_queue_stats;
+%ignore bitt_queue_stats_get;
+%ignore bitt_schedule_list;
+%ignore bitt_schedule_list_free;
+%rename("$ignore", regextarget=1) "^bitt_entry_";
+%rename("$ignore", regextarget=1) "^bitt_entries_";
+%rename("$ignore", regextarget=1) "^bitt_messages?_";
+%rename("$ignore", regextarget=1) "^bitt_schedule_(key|interval|payload|kind|next_run_at|occurrence|free)$";
+%ignore bitt_tuple_push_bytes;
+%ignore bitt_tuple_push_string;
+%ignore bitt_tuple_push_int;
+%ignore bitt_tuple_push_float;
+%ignore bitt_tuple_push_bool;
+%define BITT_API %enddef
+%include "bitt.h"
