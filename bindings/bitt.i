@@ -11,7 +11,10 @@
  *  - byte buffers in: any byte buffer; bytes out: copied; NULL out: none.
  *  - the store handle sits in a box (bittw_store) so that close() clears it
  *    and later calls fail with "closed" instead of crashing; calls hold the
- *    box's read lock, close takes the write lock.
+ *    box's read lock, close takes the write lock. Transactions and
+ *    subscriptions sit in handles (bittw_txn, bittw_sub) that point at the
+ *    box and hold a reference on it: their calls take the same read lock,
+ *    so close() waits for them and later calls fail with "closed" too.
  */
 %module(package="bitt", threads="1") raw
 
@@ -28,7 +31,55 @@ typedef struct bittw_store {
     pthread_rwlock_t lock;
     bitt_store *store;
     int closing; /* set (atomically) before close takes the write lock */
+    int refs;    /* the owner (until bittw_free) + one per txn/sub handle */
+    int release; /* Python: release the GIL around calls (not "memory") */
 } bittw_store;
+
+/* A txn or a subscription and the box of the store it works on. */
+typedef struct bittw_txn {
+    bittw_store *box;
+    bitt_txn *txn;
+} bittw_txn;
+typedef struct bittw_sub {
+    bittw_store *box;
+    bitt_sub *sub;
+} bittw_sub;
+
+/* Takes the box's read lock for one call: 0, or -1 when the store is closed
+ * or closing (the lock is then not held). Never blocks. */
+static int bittw_enter(bittw_store *box)
+{
+    if (__atomic_load_n(&box->closing, __ATOMIC_ACQUIRE) || pthread_rwlock_tryrdlock(&box->lock) != 0)
+        return -1;
+    if (!box->store) {
+        pthread_rwlock_unlock(&box->lock);
+        return -1;
+    }
+    return 0;
+}
+
+/* Accessors (a typemap renames its local "box" everywhere in its code). */
+static bitt_store *bittw_store_of(bittw_store *b) { return b->store; }
+static bittw_store *bittw_box_of_txn(bittw_txn *h) { return h->box; }
+static bittw_store *bittw_box_of_sub(bittw_sub *h) { return h->box; }
+
+static void bittw_leave(bittw_store *box)
+{
+    pthread_rwlock_unlock(&box->lock);
+}
+
+static void bittw_ref(bittw_store *box)
+{
+    __atomic_add_fetch(&box->refs, 1, __ATOMIC_RELAXED);
+}
+
+static void bittw_unref(bittw_store *box)
+{
+    if (box && __atomic_sub_fetch(&box->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        pthread_rwlock_destroy(&box->lock);
+        free(box);
+    }
+}
 %}
 
 /* ======================================================================= */
@@ -236,28 +287,71 @@ fail:
 %typemap(in, noblock=1) bitt_store *store (bittw_store *box = NULL, int res = 0) {
   res = SWIG_ConvertPtr($input, (void **)&box, $descriptor(bittw_store *), 0);
   if (!SWIG_IsOK(res) || !box) {
-    PyErr_Format(PyExc_TypeError, "expected a bitt store box, not %.100s", Py_TYPE($input)->tp_name);
+    PyErr_Format(PyExc_TypeError, "expected a bitt store handle, not %.100s", Py_TYPE($input)->tp_name);
     SWIG_fail;
   }
-  if (__atomic_load_n(&box->closing, __ATOMIC_ACQUIRE) || pthread_rwlock_tryrdlock(&box->lock) != 0) {
-    /* close() holds or waits for the write lock: the store is closing. */
+  if (bittw_enter(box) != 0) {
+    /* close() holds or waits for the write lock, or is done. */
     box = NULL;
     bittw_raise(BITT_EUSAGE, "the store is closed");
     SWIG_fail;
   }
-  $1 = box->store;
-  if (!$1) {
-    pthread_rwlock_unlock(&box->lock);
-    box = NULL;
-    bittw_raise(BITT_EUSAGE, "the store is closed");
-    SWIG_fail;
-  }
+  $1 = bittw_store_of(box);
 }
 %typemap(freearg, noblock=1) bitt_store *store {
   if (box$argnum) pthread_rwlock_unlock(&box$argnum->lock);
 }
 %typemap(in) const bitt_store *store = bitt_store *store;
 %typemap(freearg) const bitt_store *store = bitt_store *store;
+
+/* The same, for helpers that need the box itself (txn begin, subscribe). */
+%typemap(in, noblock=1) bittw_store *lbox (bittw_store *box = NULL, int res = 0) {
+  res = SWIG_ConvertPtr($input, (void **)&box, $descriptor(bittw_store *), 0);
+  if (!SWIG_IsOK(res) || !box) {
+    PyErr_Format(PyExc_TypeError, "expected a bitt store handle, not %.100s", Py_TYPE($input)->tp_name);
+    SWIG_fail;
+  }
+  if (bittw_enter(box) != 0) {
+    box = NULL;
+    bittw_raise(BITT_EUSAGE, "the store is closed");
+    SWIG_fail;
+  }
+  $1 = box;
+}
+%typemap(freearg, noblock=1) bittw_store *lbox {
+  if (box$argnum) pthread_rwlock_unlock(&box$argnum->lock);
+}
+
+/* A txn or subscription argument is its handle: the store box's read lock
+ * is held for the call; a closed store or handle raises UsageError. */
+%define BITTW_HANDLE_IN(CTYPE, HTYPE, FIELD, WHAT)
+%typemap(in, noblock=1) CTYPE *FIELD (HTYPE *h = NULL, bittw_store *box = NULL, int res = 0) {
+  if ($input == Py_None) {
+    bittw_raise(BITT_EUSAGE, "the " WHAT " is closed");
+    SWIG_fail;
+  }
+  res = SWIG_ConvertPtr($input, (void **)&h, $descriptor(HTYPE *), 0);
+  if (!SWIG_IsOK(res) || !h) {
+    PyErr_Format(PyExc_TypeError, "expected a bitt " WHAT ", not %.100s", Py_TYPE($input)->tp_name);
+    SWIG_fail;
+  }
+  if (!h->FIELD) {
+    bittw_raise(BITT_EUSAGE, "the " WHAT " is closed");
+    SWIG_fail;
+  }
+  if (bittw_enter(bittw_box_of_##FIELD(h)) != 0) {
+    bittw_raise(BITT_EUSAGE, "the store is closed");
+    SWIG_fail;
+  }
+  box = bittw_box_of_##FIELD(h);
+  $1 = h->FIELD;
+}
+%typemap(freearg, noblock=1) CTYPE *FIELD {
+  if (box$argnum) bittw_leave(box$argnum);
+}
+%enddef
+BITTW_HANDLE_IN(bitt_txn, bittw_txn, txn, "transaction")
+BITTW_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
 
 /* ---- status -> exception ----------------------------------------------- */
 %typemap(out, noblock=1) int {
@@ -366,13 +460,13 @@ fail:
 %typemap(freearg) bitt_messages **out "bitt_messages_free(*$1);";
 
 /* Transactions and subscriptions: opaque handles, freed by the Python layer. */
-%typemap(in, numinputs=0) bitt_txn **out (bitt_txn *tmp = NULL) "$1 = &tmp;";
-%typemap(argout) bitt_txn **out {
-  %append_output(SWIG_NewPointerObj(*$1, $descriptor(bitt_txn *), 0));
+%typemap(in, numinputs=0) bittw_txn **out (bittw_txn *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bittw_txn **out {
+  %append_output(SWIG_NewPointerObj(*$1, $descriptor(bittw_txn *), 0));
 }
-%typemap(in, numinputs=0) bitt_sub **out (bitt_sub *tmp = NULL) "$1 = &tmp;";
-%typemap(argout) bitt_sub **out {
-  %append_output(SWIG_NewPointerObj(*$1, $descriptor(bitt_sub *), 0));
+%typemap(in, numinputs=0) bittw_sub **out (bittw_sub *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bittw_sub **out {
+  %append_output(SWIG_NewPointerObj(*$1, $descriptor(bittw_sub *), 0));
 }
 
 %typemap(in, numinputs=0) bittw_store **box_out (bittw_store *tmp = NULL) "$1 = &tmp;";
@@ -415,40 +509,60 @@ fail:
   $1 = (uint32_t)v_;
 }
 
-/* Calls that can block: release the GIL. Every call on a store may reach a
- * network backend or wait on a lock; the pure accessors and the in-memory
- * helpers (tuple codec, errors, versions) keep it. */
-%thread bitt_store_migrate;
-%thread bitt_clock_set_manual; %thread bitt_clock_advance; %thread bitt_clock_use_system;
-%thread bitt_clock_now;
-%thread bitt_kv_get; %thread bitt_kv_set; %thread bitt_kv_delete; %thread bitt_kv_add;
-%thread bitt_kv_take; %thread bitt_kv_increment; %thread bitt_kv_purge_expired;
-%thread bitt_txn_begin; %thread bitt_txn_commit;
-%thread bitt_queue_enqueue; %thread bitt_queue_ack; %thread bitt_queue_nack;
-%thread bitt_queue_extend; %thread bitt_queue_dead_list; %thread bitt_queue_dead_retry;
-%thread bitt_queue_dead_delete;
-%thread bitt_lease_acquire; %thread bitt_lease_renew; %thread bitt_lease_release;
-%thread bitt_lease_get;
-%thread bitt_outbox_append; %thread bitt_outbox_pending; %thread bitt_outbox_ack;
-%thread bitt_outbox_fail; %thread bitt_outbox_park; %thread bitt_outbox_parked;
-%thread bitt_outbox_retry; %thread bitt_outbox_discard; %thread bitt_outbox_counts;
-%thread bitt_pubsub_publish; %thread bitt_pubsub_subscribe; %thread bitt_pubsub_next;
-%thread bitt_pubsub_close;
-%thread bitt_budget_take;
-%thread bitt_schedule_upsert; %thread bitt_schedule_claim; %thread bitt_schedule_get;
-%thread bitt_schedule_delete;
-
-/* The box, opening and closing, and the calls with option structs or
- * variable-length results, as small C helpers. */
+/* The GIL. Memory calls take about a microsecond: they keep it (releasing
+ * and taking it back costs more than the call). Calls that can wait release
+ * it: every call on a network backend (postgres, redis), every call on
+ * SQLite (a write fsyncs, and any call can wait up to busy_timeout, 5 s by
+ * default, on another process's lock: keeping the GIL would stop every
+ * Python thread for that long), and the waits on any backend
+ * (dequeue with wait > 0, pubsub next with timeout > 0). box->release is set
+ * at open from the backend; box1 is the store box (or the txn/sub handle's
+ * box) the first argument's typemap locked. Pure accessors and the tuple
+ * codec keep the GIL. */
+%define BITTW_RELEASE_IF(NAME, COND)
+%exception NAME {
+  if (COND) {
+    PyThreadState *bittw_ts_ = PyEval_SaveThread();
+    $action
+    PyEval_RestoreThread(bittw_ts_);
+  } else {
+    $action
+  }
+}
+%enddef
+%define BITTW_STORE_CALL(NAME) BITTW_RELEASE_IF(NAME, box1->release) %enddef
+BITTW_STORE_CALL(bitt_store_migrate)
+BITTW_STORE_CALL(bitt_clock_set_manual) BITTW_STORE_CALL(bitt_clock_advance)
+BITTW_STORE_CALL(bitt_clock_use_system) BITTW_STORE_CALL(bitt_clock_now)
+BITTW_STORE_CALL(bitt_kv_get) BITTW_STORE_CALL(bitt_kv_set) BITTW_STORE_CALL(bitt_kv_delete)
+BITTW_STORE_CALL(bitt_kv_add) BITTW_STORE_CALL(bitt_kv_take) BITTW_STORE_CALL(bitt_kv_increment)
+BITTW_STORE_CALL(bitt_kv_purge_expired)
+BITTW_STORE_CALL(bittw_txn_begin) BITTW_STORE_CALL(bitt_txn_commit)
+BITTW_STORE_CALL(bitt_queue_ack) BITTW_STORE_CALL(bitt_queue_nack)
+BITTW_STORE_CALL(bitt_queue_extend) BITTW_STORE_CALL(bitt_queue_dead_list)
+BITTW_STORE_CALL(bitt_queue_dead_retry) BITTW_STORE_CALL(bitt_queue_dead_delete)
+BITTW_STORE_CALL(bitt_lease_acquire) BITTW_STORE_CALL(bitt_lease_renew)
+BITTW_STORE_CALL(bitt_lease_release) BITTW_STORE_CALL(bitt_lease_get)
+BITTW_STORE_CALL(bitt_outbox_append) BITTW_STORE_CALL(bitt_outbox_pending)
+BITTW_STORE_CALL(bitt_outbox_ack) BITTW_STORE_CALL(bitt_outbox_fail)
+BITTW_STORE_CALL(bitt_outbox_park) BITTW_STORE_CALL(bitt_outbox_parked)
+BITTW_STORE_CALL(bitt_outbox_retry) BITTW_STORE_CALL(bitt_outbox_discard)
+BITTW_STORE_CALL(bitt_outbox_counts)
+BITTW_STORE_CALL(bitt_pubsub_publish) BITTW_STORE_CALL(bittw_pubsub_subscribe)
+BITTW_STORE_CALL(bitt_budget_take)
+BITTW_STORE_CALL(bitt_schedule_upsert) BITTW_STORE_CALL(bitt_schedule_claim)
+BITTW_STORE_CALL(bitt_schedule_get) BITTW_STORE_CALL(bitt_schedule_delete)
+BITTW_STORE_CALL(bittw_kv_get_many) BITTW_STORE_CALL(bittw_kv_list)
+BITTW_STORE_CALL(bittw_queue_enqueue) BITTW_STORE_CALL(bittw_queue_stats)
+BITTW_STORE_CALL(bittw_schedule_list)
+/* The waits: always released when they may wait. */
+BITTW_RELEASE_IF(bittw_queue_dequeue, arg5 > 0 || box1->release)
+BITTW_RELEASE_IF(bitt_pubsub_next, arg2 > 0 || box1->release)
+/* Opening (connects, migrates) and closing (waits for calls in flight,
+ * which may need the GIL to finish) always release it. */
 %thread bittw_open;
 %thread bittw_close;
 %thread bittw_free;
-%thread bittw_kv_get_many;
-%thread bittw_kv_list;
-%thread bittw_queue_dequeue;
-%thread bittw_queue_enqueue;
-%thread bittw_queue_stats;
-%thread bittw_schedule_list;
 
 %typemap(in, numinputs=0) PyObject **OUT (PyObject *tmp = NULL) "$1 = &tmp;";
 %typemap(argout) PyObject **OUT {
@@ -689,6 +803,19 @@ PyObject *bittw_tuple_decode(PyObject *keyobj)
 %nodefaultctor bittw_store;
 %nodefaultdtor bittw_store;
 typedef struct bittw_store {} bittw_store;
+%nodefaultctor bittw_txn;
+%nodefaultdtor bittw_txn;
+typedef struct bittw_txn {} bittw_txn;
+%nodefaultctor bittw_sub;
+%nodefaultdtor bittw_sub;
+typedef struct bittw_sub {} bittw_sub;
+
+/* Txn begin/free and subscribe/close work on handles (keeping the raw
+ * names): a handle holds a reference on the box. */
+%rename(bitt_txn_begin) bittw_txn_begin;
+%rename(bitt_txn_free) bittw_txn_free;
+%rename(bitt_pubsub_subscribe) bittw_pubsub_subscribe;
+%rename(bitt_pubsub_close) bittw_pubsub_close;
 
 %inline %{
 /* Opens a store into a new box. */
@@ -706,6 +833,8 @@ int bittw_open(const char *url, bittw_store **box_out)
     }
     pthread_rwlock_init(&b->lock, NULL);
     b->store = s;
+    b->refs = 1;
+    b->release = strcmp(bitt_store_backend(s), "memory") != 0;
     *box_out = b;
     return BITT_OK;
 }
@@ -723,14 +852,68 @@ void bittw_close(bittw_store *box)
     bitt_store_close(s);
 }
 
-/* Frees the box (closing it first). */
+/* Frees the box (closing it first); the memory goes with the last txn or
+ * subscription handle that still points at it. */
 void bittw_free(bittw_store *box)
 {
     if (!box)
         return;
     bittw_close(box);
-    pthread_rwlock_destroy(&box->lock);
-    free(box);
+    bittw_unref(box);
+}
+
+int bittw_txn_begin(bittw_store *lbox, bittw_txn **out)
+{
+    *out = NULL;
+    bittw_txn *h = calloc(1, sizeof *h);
+    if (!h)
+        return BITT_ENOMEM;
+    int rc = bitt_txn_begin(lbox->store, &h->txn);
+    if (rc != BITT_OK) {
+        free(h);
+        return rc;
+    }
+    bittw_ref(lbox);
+    h->box = lbox;
+    *out = h;
+    return BITT_OK;
+}
+
+/* Frees the txn (it does not touch the store, open or closed). */
+void bittw_txn_free(bittw_txn *h)
+{
+    if (!h)
+        return;
+    bitt_txn_free(h->txn);
+    bittw_unref(h->box);
+    free(h);
+}
+
+int bittw_pubsub_subscribe(bittw_store *lbox, const char *channel, bittw_sub **out)
+{
+    *out = NULL;
+    bittw_sub *h = calloc(1, sizeof *h);
+    if (!h)
+        return BITT_ENOMEM;
+    int rc = bitt_pubsub_subscribe(lbox->store, channel, &h->sub);
+    if (rc != BITT_OK) {
+        free(h);
+        return rc;
+    }
+    bittw_ref(lbox);
+    h->box = lbox;
+    *out = h;
+    return BITT_OK;
+}
+
+/* Closes the subscription (it does not touch the store, open or closed). */
+void bittw_pubsub_close(bittw_sub *h)
+{
+    if (!h)
+        return;
+    bitt_pubsub_close(h->sub);
+    bittw_unref(h->box);
+    free(h);
 }
 
 int bittw_kv_get_many(bitt_store *store, const void *const *keys, const size_t *key_lens,
@@ -806,6 +989,10 @@ int bittw_schedule_list(bitt_store *store, bitt_schedule ***list_out, size_t *co
  * typemaps already turn into tuples. */
 %ignore bitt_store_open;
 %ignore bitt_store_close;
+%ignore bitt_txn_begin;
+%ignore bitt_txn_free;
+%ignore bitt_pubsub_subscribe;
+%ignore bitt_pubsub_close;
 %ignore bitt_buf_dispose;
 %ignore bitt_free;
 %ignore bitt_tuple_next;

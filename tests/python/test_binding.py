@@ -166,6 +166,100 @@ def test_close_while_another_thread_is_in_a_call():
     assert len(stop) == 4
 
 
+def test_close_while_a_subscription_waits():
+    for kind in ["memory", "sqlite"]:
+        with tempfile.TemporaryDirectory() as d:
+            s = bitt.open("memory:" if kind == "memory" else f"sqlite:{d}/s.db")
+            sub = s.pubsub.subscribe("ch")
+            started = threading.Event()
+            outcome = []
+
+            def waiter():
+                started.set()
+                try:
+                    outcome.append(sub.next(timeout=2))
+                except bitt.Error as e:
+                    outcome.append(e)
+
+            t = threading.Thread(target=waiter)
+            t.start()
+            started.wait()
+            time.sleep(0.05)
+            s.close()  # waits for the wait in flight, never frees under it
+            t.join(10)
+            assert not t.is_alive()
+            assert outcome == [None] or isinstance(outcome[0], bitt.UsageError)
+            with pytest.raises(bitt.UsageError):
+                sub.next(0)
+            sub.close()
+            # a handle used through raw after close: UsageError, never a crash
+            s = bitt.open("memory:")
+            h = raw.bitt_pubsub_subscribe(s._box, "ch")[1]
+            s.close()
+            with pytest.raises(bitt.UsageError):
+                raw.bitt_pubsub_next(h, 0)
+            raw.bitt_pubsub_close(h)
+
+
+def test_close_while_threads_commit_txns():
+    for n in range(3):
+        s = bitt.open("memory:")
+        outcome = []
+
+        def committer():
+            try:
+                while True:
+                    with s.atomic() as tx:
+                        tx.sum("n", 1).set(("k", 1), b"v").enqueue("t", b"p")
+            except bitt.UsageError as e:
+                outcome.append(e)
+            except BaseException as e:  # anything else fails the test
+                outcome.append(e)
+
+        ts = [threading.Thread(target=committer) for _ in range(3)]
+        [t.start() for t in ts]
+        time.sleep(0.02 * (n + 1))
+        s.close()
+        [t.join(10) for t in ts]
+        assert not any(t.is_alive() for t in ts)
+        assert len(outcome) == 3 and all(isinstance(e, bitt.UsageError) for e in outcome)
+
+    # a txn begun before close: every call after it raises UsageError
+    s = bitt.open("memory:")
+    tx = s.atomic()
+    tx.set("a", b"1")
+    s.close()
+    for call in (lambda: tx.set("b", b"2"), lambda: tx.check("a", 0), lambda: tx.sum("c", 1),
+                 lambda: tx.enqueue("t", b"x"), lambda: tx.fence("L", "o", 1),
+                 lambda: tx.outbox_append("o", b"e"), tx.commit):
+        with pytest.raises(bitt.UsageError):
+            call()
+    tx.close()
+    del s  # the box outlives the store object while a handle holds it
+    s = bitt.open("memory:")
+    h = raw.bitt_txn_begin(s._box)[1]
+    del s
+    import gc
+    gc.collect()
+    with pytest.raises(bitt.UsageError):
+        raw.bitt_txn_commit(h)
+    raw.bitt_txn_free(h)
+
+
+def test_gil_released_during_subscription_wait():
+    # memory calls keep the GIL, but a wait (timeout > 0) releases it
+    with bitt.open("memory:") as s:
+        with s.pubsub.subscribe("c") as sub:
+            assert sub.next(0) is None
+            t = threading.Thread(target=lambda: sub.next(0.3))
+            t.start()
+            n = 0
+            t0 = time.monotonic()
+            while t.is_alive():
+                n += 1
+            assert time.monotonic() - t0 > 0.2 and n > 1000
+
+
 def test_gil_released_during_wait():
     with bitt.open("memory:") as s:
         t = threading.Thread(target=lambda: s.queue.dequeue("t", wait=0.3))
