@@ -21,51 +21,9 @@
 #include <sqlite3.h>
 
 #include "bitt.h"
+#include "sqlite_files.h"
 
 /* ---- helpers ------------------------------------------------------------- */
-
-static char g_dir[1024];
-
-/* A fresh path under $BITT_TEST_TMP (or /tmp) for this test program. */
-static const char *fresh_path(const char *name, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s/%s", g_dir, name);
-    static const char *const suffixes[] = {"", "-wal", "-shm"};
-    for (size_t i = 0; i < 3; i++) {
-        char side[1200];
-        if ((size_t)snprintf(side, sizeof side, "%s%s", buf, suffixes[i]) < sizeof side)
-            unlink(side);
-    }
-    return buf;
-}
-
-static int open_url(bitt_store **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int open_url(bitt_store **s, const char *fmt, ...)
-{
-    char url[1400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(url, sizeof url, fmt, ap);
-    va_end(ap);
-    return bitt_store_open(url, s);
-}
-
-static void raw_exec(const char *path, const char *sql)
-{
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    char *err = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
-        fail_msg("%s: %s", sql, err);
-    sqlite3_close(db);
-}
-
-static void expect_message(const char *needle)
-{
-    const char *msg = bitt_error_last();
-    if (!strstr(msg, needle))
-        fail_msg("message \"%s\" does not contain \"%s\"", msg, needle);
-}
 
 static int64_t counter_of(bitt_store *s, const char *key)
 {
@@ -118,21 +76,21 @@ static void test_options(void **state)
         assert_true(bitt_error_last()[0] != '\0');
     }
     assert_int_equal(bitt_store_open("sqlite::memory:?table_prefix=a.b", &s), BITT_EURL);
-    expect_message("table_prefix");
+    ts_expect_message("table_prefix");
 
     char path[1200];
-    snprintf(path, sizeof path, "%s/no/such/dir/x.db", g_dir);
-    assert_int_equal(open_url(&s, "sqlite:%s", path), BITT_EBACKEND);
-    expect_message("cannot open");
+    snprintf(path, sizeof path, "%s/no/such/dir/x.db", ts_dir);
+    assert_int_equal(ts_open_url(&s, "sqlite:%s", path), BITT_EBACKEND);
+    ts_expect_message("cannot open");
 
-    fresh_path("not_a_db.db", path, sizeof path);
+    ts_fresh_path("not_a_db.db", path, sizeof path);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     for (int i = 0; i < 64; i++)
         fputs("this is not an SQLite database. ", f);
     fclose(f);
-    assert_int_equal(open_url(&s, "sqlite:%s", path), BITT_EBACKEND);
-    expect_message("not a database");
+    assert_int_equal(ts_open_url(&s, "sqlite:%s", path), BITT_EBACKEND);
+    ts_expect_message("not a database");
 }
 
 /* ---- schema ------------------------------------------------------------------ */
@@ -142,36 +100,36 @@ static void test_schema_refusals(void **state)
     (void)state;
     char path[1200];
     bitt_store *s;
-    fresh_path("schema.db", path, sizeof path);
-    raw_exec(path, "CREATE TABLE kv (a, b);"
-                   "CREATE TABLE m_meta (x, y);"
-                   "CREATE TABLE n_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-                   "INSERT INTO n_meta VALUES ('schema_version', 7), ('versionstamp', 5);"
-                   "CREATE TABLE u_meta (name TEXT, value INTEGER, note TEXT);"
-                   "CREATE TABLE o_kv (key BLOB PRIMARY KEY, value BLOB, kind INTEGER, "
-                   "version INTEGER, expires_at INTEGER);");
+    ts_fresh_path("schema.db", path, sizeof path);
+    ts_raw_exec(path, "CREATE TABLE kv (a, b);"
+                      "CREATE TABLE m_meta (x, y);"
+                      "CREATE TABLE n_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+                      "INSERT INTO n_meta VALUES ('schema_version', 7), ('versionstamp', 5);"
+                      "CREATE TABLE u_meta (name TEXT, value INTEGER, note TEXT);"
+                      "CREATE TABLE o_kv (key BLOB PRIMARY KEY, value BLOB, kind INTEGER, "
+                      "version INTEGER, expires_at INTEGER);");
 
     /* a foreign kv table: refused and left alone */
-    assert_int_equal(open_url(&s, "sqlite:%s", path), BITT_ESCHEMA);
-    expect_message("\"kv\"");
+    assert_int_equal(ts_open_url(&s, "sqlite:%s", path), BITT_ESCHEMA);
+    ts_expect_message("\"kv\"");
     assert_null(s);
     /* a foreign meta table */
-    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=m_", path), BITT_ESCHEMA);
-    expect_message("\"m_meta\"");
+    assert_int_equal(ts_open_url(&s, "sqlite:%s?table_prefix=m_", path), BITT_ESCHEMA);
+    ts_expect_message("\"m_meta\"");
     /* a meta table of the right shape that bitt did not make */
-    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=u_", path), BITT_ESCHEMA);
-    expect_message("\"u_meta\"");
+    assert_int_equal(ts_open_url(&s, "sqlite:%s?table_prefix=u_", path), BITT_ESCHEMA);
+    ts_expect_message("\"u_meta\"");
     /* a kv table of the right shape without bitt's meta */
-    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=o_", path), BITT_ESCHEMA);
-    expect_message("\"o_kv\"");
+    assert_int_equal(ts_open_url(&s, "sqlite:%s?table_prefix=o_", path), BITT_ESCHEMA);
+    ts_expect_message("\"o_kv\"");
     /* a newer schema: the message names both versions */
-    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=n_", path), BITT_ESCHEMA);
-    expect_message("7");
-    expect_message("2");
-    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=n_&auto_migrate=0", path), BITT_OK);
+    assert_int_equal(ts_open_url(&s, "sqlite:%s?table_prefix=n_", path), BITT_ESCHEMA);
+    ts_expect_message("7");
+    ts_expect_message("2");
+    assert_int_equal(ts_open_url(&s, "sqlite:%s?table_prefix=n_&auto_migrate=0", path), BITT_OK);
     bitt_entry *e;
     assert_int_equal(bitt_kv_get(s, "a", 1, &e), BITT_ESCHEMA);
-    expect_message("newer");
+    ts_expect_message("newer");
     assert_int_equal(bitt_store_migrate(s), BITT_ESCHEMA);
     bitt_store_close(s);
 
@@ -197,7 +155,7 @@ static void test_schema_refusals(void **state)
     sqlite3_close(db);
 
     /* another prefix in the same file is fine */
-    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=bitt_", path), BITT_OK);
+    assert_int_equal(ts_open_url(&s, "sqlite:%s?table_prefix=bitt_", path), BITT_OK);
     assert_int_equal(bitt_kv_set(s, "k", 1, "v", 1, BITT_KIND_BYTES, 0, NULL), BITT_OK);
     bitt_store_close(s);
 }
@@ -207,8 +165,8 @@ static void test_not_migrated(void **state)
     (void)state;
     char path[1200];
     bitt_store *s;
-    fresh_path("unmigrated.db", path, sizeof path);
-    assert_int_equal(open_url(&s, "sqlite:%s?auto_migrate=0", path), BITT_OK);
+    ts_fresh_path("unmigrated.db", path, sizeof path);
+    assert_int_equal(ts_open_url(&s, "sqlite:%s?auto_migrate=0", path), BITT_OK);
 
     bitt_entry *e = NULL;
     bitt_entries *es = NULL;
@@ -217,11 +175,11 @@ static void test_not_migrated(void **state)
     size_t lens[2] = {1, 1};
     bitt_list_options o = BITT_LIST_OPTIONS_INIT;
     assert_int_equal(bitt_kv_get(s, "a", 1, &e), BITT_ESCHEMA);
-    expect_message("not migrated");
+    ts_expect_message("not migrated");
     assert_int_equal(bitt_kv_get_many(s, keys, lens, 2, &es), BITT_ESCHEMA);
     assert_int_equal(bitt_kv_list(s, &o, &es), BITT_ESCHEMA);
     assert_int_equal(bitt_kv_set(s, "a", 1, "v", 1, 0, 0, NULL), BITT_ESCHEMA);
-    expect_message("not migrated");
+    ts_expect_message("not migrated");
     assert_int_equal(bitt_kv_increment(s, "n", 1, 1, 0, NULL, NULL), BITT_ESCHEMA);
     assert_int_equal(bitt_kv_purge_expired(s, &removed), BITT_ESCHEMA);
 
@@ -235,7 +193,7 @@ static void test_not_migrated(void **state)
     bitt_store_close(s);
 
     /* another handle without auto_migrate now finds the schema */
-    assert_int_equal(open_url(&s, "sqlite:%s?auto_migrate=0", path), BITT_OK);
+    assert_int_equal(ts_open_url(&s, "sqlite:%s?auto_migrate=0", path), BITT_OK);
     assert_int_equal(bitt_kv_set(s, "a", 1, "w", 1, 0, 0, &v2), BITT_OK);
     assert_true(v2 > v1);
     bitt_store_close(s);
@@ -248,10 +206,11 @@ static void test_persistence(void **state)
     (void)state;
     char path[1200];
     bitt_store *s;
-    fresh_path("persist.db", path, sizeof path);
+    ts_fresh_path("persist.db", path, sizeof path);
     uint64_t last = 0, v;
     for (int round = 0; round < 3; round++) {
-        assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=p_&synchronous=full", path), BITT_OK);
+        assert_int_equal(ts_open_url(&s, "sqlite:%s?table_prefix=p_&synchronous=full", path),
+                         BITT_OK);
         if (round > 0) {
             assert_int_equal(counter_of(s, "n"), round * 10);
             bitt_entry *e;
@@ -281,8 +240,8 @@ static void test_busy(void **state)
     (void)state;
     char path[1200];
     bitt_store *s;
-    fresh_path("busy.db", path, sizeof path);
-    assert_int_equal(open_url(&s, "sqlite:%s?busy_timeout=30", path), BITT_OK);
+    ts_fresh_path("busy.db", path, sizeof path);
+    assert_int_equal(ts_open_url(&s, "sqlite:%s?busy_timeout=30", path), BITT_OK);
     assert_int_equal(bitt_kv_set(s, "a", 1, "1", 1, 0, 0, NULL), BITT_OK);
 
     sqlite3 *db;
@@ -292,7 +251,7 @@ static void test_busy(void **state)
     uint64_t removed;
     bitt_entry *e;
     assert_int_equal(bitt_kv_set(s, "a", 1, "2", 1, 0, 0, NULL), BITT_EBUSY);
-    expect_message("locked");
+    ts_expect_message("locked");
     assert_int_equal(bitt_kv_increment(s, "n", 1, 1, 0, NULL, NULL), BITT_EBUSY);
     assert_int_equal(bitt_kv_purge_expired(s, &removed), BITT_EBUSY);
     /* WAL: reads go on while another connection writes */
@@ -317,7 +276,7 @@ enum { NPROC = 4, PER_PROC = 300 };
 static void child_work(const char *path, int id)
 {
     bitt_store *s;
-    if (open_url(&s, "sqlite:%s?busy_timeout=20000", path) != BITT_OK)
+    if (ts_open_url(&s, "sqlite:%s?busy_timeout=20000", path) != BITT_OK)
         _exit(10);
     uint64_t last = 0, v;
     for (int j = 0; j < PER_PROC; j++) {
@@ -342,7 +301,7 @@ static void test_processes(void **state)
 {
     (void)state;
     char path[1200];
-    fresh_path("procs.db", path, sizeof path);
+    ts_fresh_path("procs.db", path, sizeof path);
     /* every process opens (and migrates) the fresh file at once */
     pid_t pids[NPROC];
     for (int i = 0; i < NPROC; i++) {
@@ -359,7 +318,7 @@ static void test_processes(void **state)
             fail_msg("child %d exited with %d", i, WEXITSTATUS(st));
     }
     bitt_store *s;
-    assert_int_equal(open_url(&s, "sqlite:%s", path), BITT_OK);
+    assert_int_equal(ts_open_url(&s, "sqlite:%s", path), BITT_OK);
     assert_int_equal(counter_of(s, "n"), NPROC * PER_PROC);
     /* one versionstamp per successful commit: the increments and one add */
     bitt_entry *e;
@@ -464,7 +423,7 @@ static void test_failed_allocations(void **state)
 {
     (void)state;
     char path[1200], url[1300];
-    fresh_path("faults.db", path, sizeof path);
+    ts_fresh_path("faults.db", path, sizeof path);
     snprintf(url, sizeof url, "sqlite:%s", path);
     const char *urls[2] = {"sqlite::memory:", url};
     for (int u = 0; u < 2; u++) {
@@ -707,7 +666,7 @@ static void test_differential(void **state)
 {
     (void)state;
     char path[1200], url[1300];
-    fresh_path("diff.db", path, sizeof path);
+    ts_fresh_path("diff.db", path, sizeof path);
     snprintf(url, sizeof url, "sqlite:%s?table_prefix=d_", path);
     const char *urls[DSTORES] = {"memory:", "sqlite::memory:", url};
     bitt_store *s[DSTORES];
@@ -726,10 +685,10 @@ static void test_differential(void **state)
 int main(void)
 {
     const char *tmp = getenv("BITT_TEST_TMP");
-    snprintf(g_dir, sizeof g_dir, "%s/sqlite_backend", tmp && *tmp ? tmp : "/tmp");
+    snprintf(ts_dir, sizeof ts_dir, "%s/sqlite_backend", tmp && *tmp ? tmp : "/tmp");
     if (tmp && *tmp)
         mkdir(tmp, 0777);
-    mkdir(g_dir, 0777);
+    mkdir(ts_dir, 0777);
 
     /* Route SQLite's allocations through a wrapper that can fail on cue
      * (before SQLite initialises, so every connection uses it). */

@@ -25,61 +25,7 @@
 #include <sqlite3.h>
 
 #include "bitt.h"
-
-static char g_dir[1024];
-
-static const char *fresh_path(const char *name, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s/%s", g_dir, name);
-    static const char *const suffixes[] = {"", "-wal", "-shm"};
-    for (size_t i = 0; i < 3; i++) {
-        char side[1200];
-        if ((size_t)snprintf(side, sizeof side, "%s%s", buf, suffixes[i]) < sizeof side)
-            unlink(side);
-    }
-    return buf;
-}
-
-static int open_url(bitt_store **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int open_url(bitt_store **s, const char *fmt, ...)
-{
-    char url[1400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(url, sizeof url, fmt, ap);
-    va_end(ap);
-    return bitt_store_open(url, s);
-}
-
-static void raw_exec(const char *path, const char *sql)
-{
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    char *err = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
-        fail_msg("%s: %s", sql, err);
-    sqlite3_close(db);
-}
-
-static long long raw_int(const char *path, const char *sql)
-{
-    sqlite3 *db;
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    long long v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
-}
-
-static void expect_message(const char *needle)
-{
-    const char *msg = bitt_error_last();
-    if (!strstr(msg, needle))
-        fail_msg("message \"%s\" does not contain \"%s\"", msg, needle);
-}
+#include "sqlite_files.h"
 
 static void sleep_ms(int ms)
 {
@@ -102,14 +48,14 @@ static void test_migrate_v1(void **state)
     (void)state;
     char path[1200];
     bitt_store *s;
-    fresh_path("v1.db", path, sizeof path);
-    raw_exec(path, v1_schema);
+    ts_fresh_path("v1.db", path, sizeof path);
+    ts_raw_exec(path, v1_schema);
 
     /* without auto_migrate, the version-1 file is refused until migrated */
-    assert_int_equal(open_url(&s, "sqlite:%s?auto_migrate=0", path), BITT_OK);
+    assert_int_equal(ts_open_url(&s, "sqlite:%s?auto_migrate=0", path), BITT_OK);
     bitt_entry *e;
     assert_int_equal(bitt_kv_get(s, "k", 1, &e), BITT_ESCHEMA);
-    expect_message("not migrated");
+    ts_expect_message("not migrated");
     assert_int_equal(bitt_queue_enqueue(s, "t", "x", 1, 0, NULL, NULL), BITT_ESCHEMA);
     assert_int_equal(bitt_store_migrate(s), BITT_OK);
     assert_int_equal(bitt_store_migrate(s), BITT_OK);
@@ -122,18 +68,18 @@ static void test_migrate_v1(void **state)
     assert_int_equal(bitt_kv_set(s, "k2", 2, "v", 1, 0, 0, &v), BITT_OK);
     assert_int_equal(v, 43); /* the enqueue's commit took 42 */
     bitt_store_close(s);
-    assert_int_equal(raw_int(path, "SELECT value FROM meta WHERE name = 'schema_version'"), 2);
+    assert_int_equal(ts_raw_int(path, "SELECT value FROM meta WHERE name = 'schema_version'"), 2);
 
     /* several processes migrating one version-1 file at once */
-    fresh_path("v1many.db", path, sizeof path);
-    raw_exec(path, v1_schema);
+    ts_fresh_path("v1many.db", path, sizeof path);
+    ts_raw_exec(path, v1_schema);
     pid_t pids[6];
     for (int i = 0; i < 6; i++) {
         pids[i] = fork();
         assert_true(pids[i] >= 0);
         if (pids[i] == 0) {
             bitt_store *c;
-            int rc = open_url(&c, "sqlite:%s?busy_timeout=60000", path);
+            int rc = ts_open_url(&c, "sqlite:%s?busy_timeout=60000", path);
             if (rc == BITT_OK)
                 rc = bitt_queue_enqueue(c, "t", "x", 1, 0, NULL, NULL);
             bitt_store_close(c);
@@ -145,8 +91,8 @@ static void test_migrate_v1(void **state)
         waitpid(pids[i], &st, 0);
         assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     }
-    assert_int_equal(raw_int(path, "SELECT count(*) FROM queue"), 6);
-    assert_int_equal(raw_int(path, "SELECT count(*) FROM kv"), 1);
+    assert_int_equal(ts_raw_int(path, "SELECT count(*) FROM queue"), 6);
+    assert_int_equal(ts_raw_int(path, "SELECT count(*) FROM kv"), 1);
 }
 
 static void test_foreign_tables(void **state)
@@ -154,17 +100,18 @@ static void test_foreign_tables(void **state)
     (void)state;
     char path[1200];
     bitt_store *s;
-    fresh_path("foreign2.db", path, sizeof path);
-    raw_exec(path, "CREATE TABLE f_queue (id INTEGER PRIMARY KEY, body TEXT);"
-                   "CREATE TABLE g_schedule (key TEXT, interval_ms INTEGER, payload BLOB, "
-                   "kind INTEGER, next_run_at INTEGER);");
-    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=f_", path), BITT_ESCHEMA);
-    expect_message("\"f_queue\"");
+    ts_fresh_path("foreign2.db", path, sizeof path);
+    ts_raw_exec(path, "CREATE TABLE f_queue (id INTEGER PRIMARY KEY, body TEXT);"
+                      "CREATE TABLE g_schedule (key TEXT, interval_ms INTEGER, payload BLOB, "
+                      "kind INTEGER, next_run_at INTEGER);");
+    assert_int_equal(ts_open_url(&s, "sqlite:%s?table_prefix=f_", path), BITT_ESCHEMA);
+    ts_expect_message("\"f_queue\"");
     /* a version-2 table of the right shape without bitt's meta */
-    assert_int_equal(open_url(&s, "sqlite:%s?table_prefix=g_", path), BITT_ESCHEMA);
-    expect_message("\"g_schedule\"");
-    assert_int_equal(raw_int(path, "SELECT count(*) FROM pragma_table_info('f_queue')"), 2);
-    assert_int_equal(raw_int(path, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'f%'"), 1);
+    assert_int_equal(ts_open_url(&s, "sqlite:%s?table_prefix=g_", path), BITT_ESCHEMA);
+    ts_expect_message("\"g_schedule\"");
+    assert_int_equal(ts_raw_int(path, "SELECT count(*) FROM pragma_table_info('f_queue')"), 2);
+    assert_int_equal(ts_raw_int(path, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'f%'"),
+                     1);
 }
 
 /* ---- several processes ---------------------------------------------------------- */
@@ -179,8 +126,8 @@ static void test_processes_queue(void **state)
     (void)state;
     char path[1200];
     bitt_store *s;
-    fresh_path("procq.db", path, sizeof path);
-    assert_int_equal(open_url(&s, "sqlite:%s", path), BITT_OK);
+    ts_fresh_path("procq.db", path, sizeof path);
+    assert_int_equal(ts_open_url(&s, "sqlite:%s", path), BITT_OK);
     for (int i = 0; i < JOBS;) {
         bitt_txn *txn;
         assert_int_equal(bitt_txn_begin(s, &txn), BITT_OK);
@@ -200,7 +147,7 @@ static void test_processes_queue(void **state)
         if (pids[w] == 0) {
             close(fds[w][0]);
             bitt_store *c;
-            if (open_url(&c, "sqlite:%s?busy_timeout=60000", path) != BITT_OK)
+            if (ts_open_url(&c, "sqlite:%s?busy_timeout=60000", path) != BITT_OK)
                 _exit(1);
             bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
             unsigned seed = (unsigned)getpid();
@@ -250,7 +197,7 @@ static void test_processes_queue(void **state)
     /* How the work splits depends on the scheduler (under ASan one worker
      * can take it all): reported, not asserted. */
     print_message("queue: %d of %d workers acked messages\n", busy_workers, WORKERS);
-    assert_int_equal(raw_int(path, "SELECT count(*) FROM queue"), 0);
+    assert_int_equal(ts_raw_int(path, "SELECT count(*) FROM queue"), 0);
 }
 
 /* Workers contend for one lease; each holder makes a fenced commit at once
@@ -261,8 +208,8 @@ static void test_processes_fence(void **state)
     (void)state;
     char path[1200];
     bitt_store *s;
-    fresh_path("procl.db", path, sizeof path);
-    assert_int_equal(open_url(&s, "sqlite:%s", path), BITT_OK);
+    ts_fresh_path("procl.db", path, sizeof path);
+    assert_int_equal(ts_open_url(&s, "sqlite:%s", path), BITT_OK);
     bitt_store_close(s);
     pid_t pids[WORKERS];
     for (int w = 0; w < WORKERS; w++) {
@@ -272,7 +219,7 @@ static void test_processes_fence(void **state)
             bitt_store *c;
             char owner[32];
             snprintf(owner, sizeof owner, "worker-%d", w);
-            if (open_url(&c, "sqlite:%s?busy_timeout=60000", path) != BITT_OK)
+            if (ts_open_url(&c, "sqlite:%s?busy_timeout=60000", path) != BITT_OK)
                 _exit(1);
             for (int round = 0; round < 12; round++) {
                 uint64_t epoch;
@@ -316,12 +263,14 @@ static void test_processes_fence(void **state)
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
             fail_msg("worker %d exited with %d", w, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     }
-    assert_int_equal(raw_int(path, "SELECT CAST(value AS INTEGER) FROM kv WHERE key = "
-                                   "CAST('fenced' AS BLOB)"),
+    assert_int_equal(ts_raw_int(path, "SELECT CAST(value AS INTEGER) FROM kv WHERE key = "
+                                      "CAST('fenced' AS BLOB)"),
                      WORKERS * 12);
-    assert_int_equal(raw_int(path, "SELECT count(*) FROM kv WHERE key = CAST('stale' AS BLOB)"), 0);
+    assert_int_equal(ts_raw_int(path, "SELECT count(*) FROM kv WHERE key = CAST('stale' AS BLOB)"),
+                     0);
     /* every acquisition took a new epoch */
-    assert_int_equal(raw_int(path, "SELECT epoch FROM lease WHERE name = 'leader'"), WORKERS * 12);
+    assert_int_equal(ts_raw_int(path, "SELECT epoch FROM lease WHERE name = 'leader'"),
+                     WORKERS * 12);
 }
 
 /* Workers claim one fast schedule for a while; no occurrence twice. */
@@ -330,8 +279,8 @@ static void test_processes_schedule(void **state)
     (void)state;
     char path[1200];
     bitt_store *s;
-    fresh_path("procs.db", path, sizeof path);
-    assert_int_equal(open_url(&s, "sqlite:%s", path), BITT_OK);
+    ts_fresh_path("procs.db", path, sizeof path);
+    assert_int_equal(ts_open_url(&s, "sqlite:%s", path), BITT_OK);
     int64_t now;
     assert_int_equal(bitt_clock_now(s, &now), BITT_OK);
     assert_int_equal(bitt_schedule_upsert(s, "tick", 5, "p", 1, 0, now), BITT_OK);
@@ -345,7 +294,7 @@ static void test_processes_schedule(void **state)
         if (pids[w] == 0) {
             close(fds[w][0]);
             bitt_store *c;
-            if (open_url(&c, "sqlite:%s?busy_timeout=60000", path) != BITT_OK)
+            if (ts_open_url(&c, "sqlite:%s?busy_timeout=60000", path) != BITT_OK)
                 _exit(1);
             int64_t start, t;
             bitt_clock_now(c, &start);
@@ -632,7 +581,7 @@ static void test_failed_allocations(void **state)
 {
     (void)state;
     char path[1200], url[1300];
-    fresh_path("faults2.db", path, sizeof path);
+    ts_fresh_path("faults2.db", path, sizeof path);
     snprintf(url, sizeof url, "sqlite:%s", path);
     const char *urls[2] = {"sqlite::memory:", url};
     for (int u = 0; u < 2; u++) {
@@ -1038,15 +987,16 @@ static void test_differential(void **state)
     if (!g_rng)
         g_rng = 1;
     char path[1200];
-    fresh_path("diff.db", path, sizeof path);
+    ts_fresh_path("diff.db", path, sizeof path);
     g_side[0].name = "memory";
     g_side[1].name = "sqlite";
     assert_int_equal(
         bitt_store_open("memory:?queue_backoff=exp:100:1000&pubsub_retention=20000", &g_side[0].s),
         BITT_OK);
-    assert_int_equal(
-        open_url(&g_side[1].s, "sqlite:%s?queue_backoff=exp:100:1000&pubsub_retention=20000", path),
-        BITT_OK);
+    assert_int_equal(ts_open_url(&g_side[1].s,
+                                 "sqlite:%s?queue_backoff=exp:100:1000&pubsub_retention=20000",
+                                 path),
+                     BITT_OK);
     for (int i = 0; i < 2; i++) {
         assert_int_equal(bitt_clock_set_manual(g_side[i].s, 1000000), BITT_OK);
         assert_int_equal(bitt_pubsub_subscribe(g_side[i].s, "c", &g_side[i].sub), BITT_OK);
@@ -1082,12 +1032,12 @@ static void test_differential(void **state)
 int main(void)
 {
     const char *tmp = getenv("BITT_TEST_TMP");
-    snprintf(g_dir, sizeof g_dir, "%s/sqlite_queue", tmp && *tmp ? tmp : "/tmp/bitt-test");
+    snprintf(ts_dir, sizeof ts_dir, "%s/sqlite_queue", tmp && *tmp ? tmp : "/tmp/bitt-test");
     char parent[1100];
-    snprintf(parent, sizeof parent, "%s", g_dir);
+    snprintf(parent, sizeof parent, "%s", ts_dir);
     *strrchr(parent, '/') = '\0';
     mkdir(parent, 0777);
-    mkdir(g_dir, 0777);
+    mkdir(ts_dir, 0777);
 
     /* Route SQLite's allocations through a wrapper that can fail on cue
      * (before SQLite initialises, so every connection uses it). */
