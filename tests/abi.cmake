@@ -10,6 +10,12 @@
 #                         find_package(bitt) and through pkg-config
 #   cli                   the bitt command-line tool, end to end: kv, migrate, version
 #   cli_modules           the same for queue, lease, outbox, schedule, budget, pubsub
+#   abi_abidiff           libbitt.so against abi/baseline/libbitt.so.0.abi (abidiff):
+#                         no removed or changed function or type, additions only
+#                         in a new version node
+#   abi_abidiff_catches   the same check on deliberately broken copies of the
+#                         library (tests/abi/variants.cmake) fails, and passes an
+#                         addition in a new node
 
 set(BITT_ABI_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/abi)
 set(BITT_ABI_WORK ${CMAKE_CURRENT_BINARY_DIR}/abi)
@@ -65,6 +71,32 @@ add_test(NAME cli_modules
   COMMAND ${BITT_BASH} ${BITT_ABI_TESTS}/cli_modules_test.sh $<TARGET_FILE:bitt_cli>
     ${BITT_ABI_WORK}/cli_modules)
 set_tests_properties(cli_modules PROPERTIES TIMEOUT 300)
+
+# ---- (e) the ABI against the committed baseline ------------------------------
+# The baseline is regenerated on purpose only (scripts/abi-baseline). abidiff
+# comes with Debian's abigail-tools (scripts/install-deps).
+find_program(BITT_ABIDIFF abidiff)
+set(BITT_ABI_BASELINE
+  ${PROJECT_SOURCE_DIR}/abi/baseline/libbitt.so.${PROJECT_VERSION_MAJOR}.abi)
+if(NOT BITT_ABIDIFF)
+  message(WARNING "abidiff not found (Debian: abigail-tools): no ABI baseline check")
+else()
+  add_test(NAME abi_abidiff
+    COMMAND ${BITT_BASH} ${BITT_ABI_TESTS}/abidiff_check.sh ${BITT_ABI_BASELINE}
+      $<TARGET_FILE:bitt> ${PROJECT_SOURCE_DIR}/abi/include ${BITT_ABIDIFF} ${CMAKE_NM})
+  include(${BITT_ABI_TESTS}/variants.cmake)
+  add_test(NAME abi_abidiff_catches
+    COMMAND ${BITT_BASH} ${BITT_ABI_TESTS}/abidiff_catches.sh
+      ${BITT_ABI_TESTS}/abidiff_check.sh ${BITT_ABI_BASELINE} ${BITT_ABIDIFF} ${CMAKE_NM}
+      removed $<TARGET_FILE:bitt_abi_removed> ${PROJECT_SOURCE_DIR}/abi/include
+        "incompatible ABI change"
+      layout $<TARGET_FILE:bitt_abi_layout> ${BITT_ABI_VARIANTS}/layout/include
+        "an existing function or a type it reaches changed"
+      added_old $<TARGET_FILE:bitt_abi_added_old> ${PROJECT_SOURCE_DIR}/abi/include
+        "bitt_abi_variant_added was added to BITT_0.1"
+      added_new $<TARGET_FILE:bitt_abi_added_new> ${PROJECT_SOURCE_DIR}/abi/include ok)
+  set_tests_properties(abi_abidiff abi_abidiff_catches PROPERTIES LABELS abi TIMEOUT 300)
+endif()
 
 set_tests_properties(abi_symbols_declared abi_symbols abi_install cli cli_modules
   PROPERTIES LABELS abi)

@@ -6,7 +6,8 @@
 #     each under a BITT_* version node, and the SONAME is libbitt.so.MAJOR.
 #   check_symbols.sh declared SYMBOLS_TXT BITT_MAP BITT_H
 #     abi/symbols.txt, the names in abi/bitt.map and the BITT_API functions
-#     of bitt.h are the same set.
+#     of bitt.h are the same set, and bitt.map has one version node per
+#     minor release up to bitt.h's version.
 #
 # A failure prints what differs ("-" in the list only, "+" elsewhere only).
 set -euo pipefail
@@ -36,6 +37,49 @@ compare() {
     if ! diff -u --label "$1" --label "$3" "$2" "$4" > "$tmp/diff"; then
         fail "$1 and $3 differ:"
         sed -n '3,$p' "$tmp/diff" | grep '^[-+]'
+    fi
+}
+
+# check_nodes BITT_MAP BITT_H: one version node per minor release, in order,
+# up to the version of bitt.h: BITT_<major>.<first> ... BITT_<major>.<minor>
+# (major 0 starts at 0.1, any other major at .0), each node after the first
+# inheriting from the one before it ("} BITT_0.1;").
+check_nodes() {
+    local map=$1 header=$2 major minor first m expected_parent line node parent
+    major=$(sed -n 's/^#define BITT_VERSION_MAJOR \([0-9]*\)$/\1/p' "$header")
+    minor=$(sed -n 's/^#define BITT_VERSION_MINOR \([0-9]*\)$/\1/p' "$header")
+    if [ -z "$major" ] || [ -z "$minor" ]; then
+        fail "no BITT_VERSION_MAJOR/MINOR in $header"
+        return
+    fi
+    first=$([ "$major" = 0 ] && echo 1 || echo 0)
+    # "BITT_0.2 {" opens a node; "} BITT_0.1;" or "};" closes it.
+    grep -o -e '^[[:space:]]*BITT_[0-9.]*[[:space:]]*{' -e '}[[:space:]]*[A-Z0-9_.]*[[:space:]]*;' "$map" |
+        sed -e 's/[[:space:]{;]//g' > "$tmp/nodes"
+    m=$first
+    expected_parent="}"
+    while read -r line; do
+        case "$line" in
+        BITT_*)
+            node=$line
+            if [ "$node" != "BITT_$major.$m" ]; then
+                fail "$map: node $node where BITT_$major.$m was expected (one node per minor, in order)"
+                return
+            fi
+            ;;
+        \}*)
+            parent=$line
+            if [ "$parent" != "$expected_parent" ]; then
+                fail "$map: node $node closes with '$(sed 's/}/} /' <<< "$parent");'," \
+                    "expected '$(sed 's/}/} /' <<< "$expected_parent");'"
+            fi
+            expected_parent="}$node"
+            m=$((m + 1))
+            ;;
+        esac
+    done < "$tmp/nodes"
+    if [ "$m" != $((minor + 1)) ]; then
+        fail "$map: the last node is BITT_$major.$((m - 1)), bitt.h says $major.$minor"
     fi
 }
 
@@ -78,10 +122,12 @@ declared)
     fi
     compare "$list" "$tmp/expected" "$map" "$tmp/map"
     compare "$list" "$tmp/expected" "BITT_API in $header" "$tmp/header"
+    check_nodes "$map" "$header"
     if grep -v '^bitt_' "$tmp/expected" > "$tmp/badnames"; then
         fail "symbols without the bitt_ prefix: $(tr '\n' ' ' < "$tmp/badnames")"
     fi
-    [ $failed = 0 ] && echo "ok: $(wc -l < "$tmp/expected") symbols listed, in the map and declared"
+    [ $failed = 0 ] && echo "ok: $(wc -l < "$tmp/expected") symbols listed, in the map and declared;" \
+        "nodes $(grep -c '^BITT' "$tmp/nodes" | tr -d ' ') up to bitt.h's version"
     ;;
 *)
     echo "usage: $0 exports|declared ..."
