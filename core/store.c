@@ -88,6 +88,12 @@ int bitt_store_open(const char *url_text, bitt_store **out)
     bitt_limits limits;
     int rc = bitt__url_parse(url_text, &url);
     const bitt_backend_ops *ops = NULL;
+    if (!rc && !strcmp(url.scheme, "rediss"))
+        /* hiredis 0.14 has no TLS: refuse rather than talk in the clear. */
+        rc = bitt__fail(BITT_EUNSUPPORTED,
+                        "store URL: rediss:// (Redis over TLS) is not supported: the hiredis "
+                        "0.14 client has no TLS; reach Redis over a loopback or private network, "
+                        "or through a TLS tunnel such as stunnel, with redis://");
     if (!rc) {
         ops = find_backend(url.scheme);
         if (!ops)

@@ -93,11 +93,12 @@ static int parse_tcp(const char *raw, bitt_backend *be)
     if (strncmp(raw, "//", 2))
         return bitt__fail(BITT_EURL, "store URL: write redis://host:port/db");
     raw += 2;
-    size_t auth_len = strcspn(raw, "/");
-    const char *at = NULL;
-    for (size_t i = 0; i < auth_len; i++)
-        if (raw[i] == '@')
-            at = raw + i; /* the last '@': a password may not hold a raw one anyway */
+    /* The user information ends at the last '@' of the location (a database
+     * number never holds one), so a password with an unescaped '/' or '@'
+     * is still taken whole, never misread as a host that a connection error
+     * would echo. */
+    const char *at = strrchr(raw, '@');
+    size_t auth_len = (at ? (size_t)(at - raw) : 0) + strcspn(at ? at : raw, "/");
     int rc = BITT_OK;
     const char *hp = raw;
     if (at) {
