@@ -37,6 +37,21 @@ int bitt__percent_decode(const char *s, size_t n, const char *what, char **out)
     return BITT_OK;
 }
 
+/* Whether an option name may be quoted in a message: a name of letters,
+ * digits and '_'. Anything else may be the tail of a password whose raw '?'
+ * started the query early, and is never echoed. */
+static int quotable_name(const char *s, size_t n)
+{
+    if (n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+            return 0;
+    return 1;
+}
+
+#define ODD_NAME_HINT "(a '?' or '#' inside a password must be written %%3F or %%23)"
+
 static int parse_query(const char *q, bitt_url *url)
 {
     size_t count = 1;
@@ -50,9 +65,12 @@ static int parse_query(const char *q, bitt_url *url)
         const char *eq = memchr(q, '=', len);
         if (len == 0 || eq == q)
             return bitt__fail(BITT_EURL, "store URL: an option has no name");
-        if (!eq)
+        if (!eq && quotable_name(q, len))
             return bitt__fail(BITT_EURL, "store URL: option '%.*s' has no value (write name=value)",
-                              (int)(len > 64 ? 64 : len), q);
+                              (int)len, q);
+        if (!eq)
+            return bitt__fail(
+                BITT_EURL, "store URL: an option has no value (write name=value) " ODD_NAME_HINT);
         bitt_url_param *p = &url->params[url->param_count];
         int rc = bitt__percent_decode(q, (size_t)(eq - q), "an option name", &p->name);
         if (!rc)
@@ -63,7 +81,9 @@ static int parse_query(const char *q, bitt_url *url)
             return rc;
         for (size_t i = 0; i + 1 < url->param_count; i++)
             if (!strcmp(url->params[i].name, p->name))
-                return bitt__fail(BITT_EURL, "store URL: option '%s' is given twice", p->name);
+                return quotable_name(p->name, strlen(p->name))
+                           ? bitt__fail(BITT_EURL, "store URL: option '%s' is given twice", p->name)
+                           : bitt__fail(BITT_EURL, "store URL: an option is given twice");
         q += len;
         if (*q == '&')
             q++;
@@ -158,7 +178,11 @@ int bitt__url_check_all_used(const bitt_url *url)
 {
     for (size_t i = 0; i < url->param_count; i++)
         if (!url->params[i].used)
-            return bitt__fail(BITT_EURL, "store URL: unknown option '%s' for the %s backend",
-                              url->params[i].name, url->scheme);
+            return quotable_name(url->params[i].name, strlen(url->params[i].name))
+                       ? bitt__fail(BITT_EURL, "store URL: unknown option '%s' for the %s backend",
+                                    url->params[i].name, url->scheme)
+                       : bitt__fail(BITT_EURL,
+                                    "store URL: an option name holds characters no option "
+                                    "has " ODD_NAME_HINT);
     return BITT_OK;
 }

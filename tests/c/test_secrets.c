@@ -277,6 +277,26 @@ static void test_redis_gone_mid_session(void **state)
         fail_msg("could not start a private redis server: %s", line);
 }
 
+/* A raw '?' in a password starts the options early: the open is refused,
+ * and option "names" made of the password's tail are never quoted (a tail
+ * that reads as a plain "name=value", like "Ask?Zq7K=1", cannot be told
+ * from an option: the README asks for %3F). */
+static void test_raw_question_mark(void **state)
+{
+    (void)state;
+    /* No '=': the name runs into "@127.0.0.1:PORT/db". A name given twice. */
+    static const char *const tails[] = {"Ask?" MARKER "x", "Ask?p%40" MARKER "=1&p%40" MARKER "=2"};
+    for (size_t b = 0; b < sizeof backends / sizeof *backends; b++)
+        for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+            char url[512];
+            snprintf(url, sizeof url, "%s://bitt:%s@127.0.0.1:%d/%s", backends[b].scheme, tails[i],
+                     *backends[b].server_port, backends[b].path);
+            expect_open_fails(url, BITT_EURL, "a raw '?' in the password");
+        }
+    /* An unknown option whose name no option could have. */
+    expect_open_fails("memory:?" MARKER "-y@x=1", BITT_EURL, "an odd unknown option");
+}
+
 /* ---- rediss:// --------------------------------------------------------------- */
 
 static void test_rediss_refused(void **state)
@@ -296,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_open_paths),
         cmocka_unit_test(test_postgres_gone_mid_session),
         cmocka_unit_test(test_redis_gone_mid_session),
+        cmocka_unit_test(test_raw_question_mark),
         cmocka_unit_test(test_rediss_refused),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
