@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <cmocka.h>
 
 #include "bitt.h"
@@ -121,6 +123,8 @@ static void test_redis(void **state)
 int main(void)
 {
     const char *tmp = getenv("BITT_TEST_TMP");
+    if (tmp)
+        mkdir(tmp, 0755); /* the first test program to run makes it */
     snprintf(g_file_url, sizeof g_file_url, "sqlite:%s/oversize-%ld.db", tmp ? tmp : "/tmp",
              (long)getpid());
     const struct CMUnitTest tests[] = {
