@@ -98,26 +98,27 @@ static void test_sqlite(void **state)
     check_store(g_file_url);
 }
 
+/* The server named by $env, in a namespace of this run (option=ovs<pid>). */
+static void check_server(const char *env, const char *option)
+{
+    const char *base = getenv(env);
+    if (!base)
+        fail_msg("%s is not set (scripts/test starts the server)", env);
+    char url[1024];
+    snprintf(url, sizeof url, "%s?%s=ovs%ld", base, option, (long)getpid());
+    check_store(url);
+}
+
 static void test_postgres(void **state)
 {
     (void)state;
-    const char *base = getenv("BITT_TEST_POSTGRES_URL");
-    if (!base)
-        fail_msg("BITT_TEST_POSTGRES_URL is not set (scripts/test starts a server)");
-    char url[1024];
-    snprintf(url, sizeof url, "%s?table_prefix=ovs%ld", base, (long)getpid());
-    check_store(url);
+    check_server("BITT_TEST_POSTGRES_URL", "table_prefix");
 }
 
 static void test_redis(void **state)
 {
     (void)state;
-    const char *base = getenv("BITT_TEST_REDIS_URL");
-    if (!base)
-        fail_msg("BITT_TEST_REDIS_URL is not set (scripts/test starts a server)");
-    char url[1024];
-    snprintf(url, sizeof url, "%s?prefix=ovs%ld", base, (long)getpid());
-    check_store(url);
+    check_server("BITT_TEST_REDIS_URL", "prefix");
 }
 
 int main(void)
