@@ -25,44 +25,32 @@ void storm_record(storm_shared *sh, uint32_t kind, int64_t job, uint32_t attempt
     __atomic_store_n(&r->kind, kind, __ATOMIC_RELEASE);
 }
 
-/* Marks every done/<id> key in done[] (1 per key), by listing the prefix. */
+typedef struct done_ctx {
+    int64_t max_job, keys;
+    uint8_t *done;
+} done_ctx;
+
+static void mark_done(void *arg, const uint8_t *key, size_t len)
+{
+    done_ctx *c = arg;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 31 ? len : 31), (const char *)key);
+    int64_t id = strtoll(buf + 5, NULL, 10);
+    if (id < 1 || id > c->max_job)
+        fault_violation("a done key for job %" PRId64 " that was never enqueued", id);
+    else
+        c->done[id]++;
+    c->keys++;
+}
+
+/* Marks every done/<id> key in done[]; returns how many keys there are. */
 static int64_t read_done(bitt_store *s, int64_t max_job, uint8_t *done)
 {
-    int64_t keys = 0;
-    char cursor[1024] = "";
-    for (;;) {
-        bitt_list_options o = BITT_LIST_OPTIONS_INIT;
-        o.prefix = "done/";
-        o.prefix_len = 5;
-        o.limit = 1000;
-        o.cursor = cursor[0] ? cursor : NULL;
-        bitt_entries *page = NULL;
-        int rc = bitt_kv_list(s, &o, &page);
-        if (rc != BITT_OK) {
-            fault_violation("listing done/ keys: %s: %s", bitt_strerror(rc), bitt_error_last());
-            return keys;
-        }
-        size_t n = bitt_entries_count(page);
-        for (size_t i = 0; i < n; i++) {
-            size_t len = 0;
-            const uint8_t *k = bitt_entry_key(bitt_entries_at(page, i), &len);
-            char buf[32];
-            snprintf(buf, sizeof buf, "%.*s", (int)(len < 31 ? len : 31), (const char *)k);
-            int64_t id = strtoll(buf + 5, NULL, 10);
-            if (id < 1 || id > max_job)
-                fault_violation("a done key for job %" PRId64 " that was never enqueued", id);
-            else
-                done[id]++;
-            keys++;
-        }
-        const char *next = bitt_entries_cursor(page);
-        int more = next && *next && n > 0;
-        if (more)
-            snprintf(cursor, sizeof cursor, "%s", next);
-        bitt_entries_free(page);
-        if (!more)
-            return keys;
-    }
+    done_ctx c = {max_job, 0, done};
+    int rc = fault_list_keys(s, "done/", mark_done, &c);
+    if (rc != BITT_OK)
+        fault_violation("listing done/ keys: %s: %s", bitt_strerror(rc), bitt_error_last());
+    return c.keys;
 }
 
 static int by_job_then_start(const void *a, const void *b)

@@ -239,6 +239,36 @@ bitt_store *fault_open(const char *url)
     }
 }
 
+int fault_list_keys(bitt_store *store, const char *prefix,
+                    void (*fn)(void *ctx, const uint8_t *key, size_t len), void *ctx)
+{
+    char cursor[1024] = "";
+    for (;;) {
+        bitt_list_options o = BITT_LIST_OPTIONS_INIT;
+        o.prefix = prefix;
+        o.prefix_len = strlen(prefix);
+        o.limit = BITT_LIST_LIMIT_MAX;
+        o.cursor = cursor[0] ? cursor : NULL;
+        bitt_entries *page = NULL;
+        int rc = bitt_kv_list(store, &o, &page);
+        if (rc != BITT_OK)
+            return rc;
+        size_t n = bitt_entries_count(page);
+        for (size_t i = 0; i < n; i++) {
+            size_t len = 0;
+            const uint8_t *k = bitt_entry_key(bitt_entries_at(page, i), &len);
+            fn(ctx, k, len);
+        }
+        const char *next = bitt_entries_cursor(page);
+        int more = next && *next && n > 0;
+        if (more)
+            snprintf(cursor, sizeof cursor, "%s", next);
+        bitt_entries_free(page);
+        if (!more)
+            return BITT_OK;
+    }
+}
+
 pid_t fault_spawn(int (*fn)(void *), void *arg)
 {
     fflush(NULL);

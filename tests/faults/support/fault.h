@@ -62,6 +62,11 @@ const char *fault_url(const fault_server *s, char *buf, size_t size, const char 
 /* Opens url, retrying while the server is coming up (bounded); NULL on failure. */
 bitt_store *fault_open(const char *url);
 
+/* Calls fn(ctx, key, len) for every live key starting with prefix, page
+ * by page; BITT_OK or the failing status. */
+int fault_list_keys(bitt_store *store, const char *prefix,
+                    void (*fn)(void *ctx, const uint8_t *key, size_t len), void *ctx);
+
 /* Forks a child running fn(arg); the child exits with fn's result. */
 pid_t fault_spawn(int (*fn)(void *), void *arg);
 
