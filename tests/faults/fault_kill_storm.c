@@ -268,8 +268,14 @@ int main(int argc, char **argv)
     if (fault_server_start(&server, g_backend, NULL) != 0)
         return 2;
     int sqlite = strcmp(g_backend, "sqlite") == 0;
+    /* SQLite: synchronous=full unless BITT_FAULT_SYNC names another mode
+     * (a process kill loses nothing in any mode; power loss would). */
+    const char *sync = getenv("BITT_FAULT_SYNC");
+    char options[96];
+    snprintf(options, sizeof options, "synchronous=%s&busy_timeout=30000",
+             sync && *sync ? sync : "full");
     fault_url(&server, g_url, sizeof g_url,
-              sqlite                            ? "synchronous=full&busy_timeout=30000"
+              sqlite                            ? options
               : strcmp(g_backend, "redis") == 0 ? "timeout=5000"
                                                 : "");
     g_sh = fault_shared(sizeof *g_sh);
@@ -311,6 +317,8 @@ int main(int argc, char **argv)
     storm_report rep;
     storm_verify(g_sh, s, TOPIC, LEASE_MS, &rep);
     const char *b = g_backend;
+    if (sqlite)
+        fault_figure(b, "synchronous", "%s", sync && *sync ? sync : "full");
     fault_figure(b, "kills", "%" PRId64 " (producer %" PRId64 ", workers %" PRId64 ")", kills,
                  producer_kills, kills - producer_kills);
     fault_figure(b, "storm_seconds", "%.1f (drain %.1f)", storm_ms / 1000.0, drain_ms / 1000.0);
