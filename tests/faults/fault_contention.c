@@ -56,11 +56,6 @@ static int child_error(const char *what, int rc)
     return 3;
 }
 
-static int transient(int rc)
-{
-    return rc == BITT_EBUSY || rc == BITT_EBACKEND;
-}
-
 /* ---- jobs ---------------------------------------------------------------- */
 
 static int enqueue_all(bitt_store *s, int64_t n)
@@ -95,19 +90,15 @@ static int consumer_main(void *arg)
         o.lease_ms = 60000;
         bitt_messages *list = NULL;
         int rc = bitt_queue_dequeue(s, TOPIC, &o, &list);
-        if (rc < 0 && !transient(rc))
+        if (rc < 0 && !fault_transient(rc))
             return child_error("dequeue", rc);
         size_t n = rc == BITT_OK ? bitt_messages_count(list) : 0;
         for (size_t i = 0; i < n; i++) {
             const bitt_message *m = bitt_messages_at(list, i);
-            size_t len = 0;
-            const uint8_t *p = bitt_message_payload(m, &len);
-            char buf[24];
-            snprintf(buf, sizeof buf, "%.*s", (int)(len < 23 ? len : 23), (const char *)p);
-            int64_t id = strtoll(buf, NULL, 10);
+            int64_t id = fault_payload_id(m);
             do
                 rc = bitt_queue_ack(s, TOPIC, bitt_message_id(m), bitt_message_token(m));
-            while (transient(rc));
+            while (fault_transient(rc));
             if (rc == BITT_OK && id >= 1 && id <= g_sh->jobs)
                 __atomic_add_fetch(&g_sh->acked[id], 1, __ATOMIC_SEQ_CST);
             else if (rc == BITT_ETOKEN)
@@ -117,13 +108,11 @@ static int consumer_main(void *arg)
         }
         bitt_messages_free(list);
         if (n == 0) { /* everything was enqueued first: empty means done */
-            bitt_queue_stats st;
-            memset(&st, 0, sizeof st);
-            st.version = BITT_QUEUE_STATS_VERSION;
-            rc = bitt_queue_stats_get(s, TOPIC, &st);
-            if (rc == BITT_OK && st.pending + st.delayed + st.processing == 0)
+            int idle = 0;
+            rc = fault_queue_idle(s, TOPIC, &idle);
+            if (idle)
                 break;
-            if (rc < 0 && !transient(rc))
+            if (rc < 0 && !fault_transient(rc))
                 return child_error("stats", rc);
         }
     }
@@ -189,7 +178,7 @@ static int holder_main(void *arg)
         uint64_t epoch = 0;
         int64_t expires = 0;
         int rc = bitt_lease_acquire(s, LEASE, owner, LEASE_TTL_MS, &epoch, &expires);
-        if (rc == BITT_EXISTS || transient(rc)) {
+        if (rc == BITT_EXISTS || fault_transient(rc)) {
             __atomic_add_fetch(&g_sh->busy, 1, __ATOMIC_SEQ_CST);
             fault_sleep_ms(fault_rand(0, 2));
             continue;
@@ -213,14 +202,14 @@ static int holder_main(void *arg)
         if (rc >= 0)
             rc = bitt_txn_commit(txn, &f.version);
         bitt_txn_free(txn);
-        if (rc != BITT_OK && rc != BITT_ELEASELOST && !transient(rc))
+        if (rc != BITT_OK && rc != BITT_ELEASELOST && !fault_transient(rc))
             return child_error("fenced commit", rc);
         f.status = rc;
         uint64_t i = __atomic_fetch_add(&g_sh->ncommits, 1, __ATOMIC_SEQ_CST);
         if (i < (uint64_t)g_sh->acquisitions_wanted + 64)
             g_sh->commits[i] = f;
         rc = bitt_lease_release(s, LEASE, owner, epoch);
-        if (rc != BITT_OK && rc != BITT_ELEASELOST && !transient(rc))
+        if (rc != BITT_OK && rc != BITT_ELEASELOST && !fault_transient(rc))
             return child_error("release", rc);
     }
     bitt_store_close(s);

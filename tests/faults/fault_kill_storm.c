@@ -41,12 +41,6 @@ static storm_shared *g_sh;
 static char g_url[700];
 static const char *g_backend;
 
-/* A transient failure a killed peer or a busy server may cause: retry. */
-static int transient(int rc)
-{
-    return rc == BITT_EBUSY || rc == BITT_EBACKEND;
-}
-
 static int child_fail(const char *what, int rc)
 {
     fprintf(stderr, "fault_kill_storm: %s (pid %ld): %s: %s\n", what, (long)getpid(),
@@ -79,7 +73,7 @@ static int producer_main(void *arg)
         int rc = bitt_queue_enqueue(s, TOPIC, payload, (size_t)n, BITT_KIND_BYTES, &o, NULL);
         if (rc == BITT_OK)
             __atomic_store_n(&g_sh->state[id], JOB_ACKED, __ATOMIC_SEQ_CST);
-        else if (!transient(rc))
+        else if (!fault_transient(rc))
             return child_fail("producer: enqueue", rc);
     }
     bitt_store_close(s);
@@ -110,11 +104,7 @@ static int commit_effect(bitt_store *s, int64_t job, uint32_t attempt)
 /* One delivery: maybe stall, commit the effect, ack. 0 or an exit code. */
 static int handle(bitt_store *s, const bitt_message *m)
 {
-    size_t len = 0;
-    const uint8_t *p = bitt_message_payload(m, &len);
-    char buf[24];
-    snprintf(buf, sizeof buf, "%.*s", (int)(len < 23 ? len : 23), (const char *)p);
-    int64_t job = strtoll(buf, NULL, 10);
+    int64_t job = fault_payload_id(m);
     uint32_t attempt = bitt_message_attempts(m);
     int64_t due = bitt_message_due_at(m);
     storm_record(g_sh, REC_CLAIM, job, attempt, due - LEASE_MS, due);
@@ -125,7 +115,7 @@ static int handle(bitt_store *s, const bitt_message *m)
     int rc;
     do
         rc = commit_effect(s, job, attempt);
-    while (transient(rc));
+    while (fault_transient(rc));
     if (rc == BITT_OK)
         storm_record(g_sh, REC_COMMIT, job, attempt, fault_now_ms(), due);
     else if (rc == BITT_ECONFLICT)
@@ -139,20 +129,10 @@ static int handle(bitt_store *s, const bitt_message *m)
         __atomic_add_fetch(&g_sh->completed, 1, __ATOMIC_SEQ_CST);
     } else if (rc == BITT_ETOKEN) {
         storm_record(g_sh, REC_STALE, job, attempt, before, due);
-    } else if (!transient(rc)) {
+    } else if (!fault_transient(rc)) {
         return child_fail("worker: ack", rc);
     }
     return 0;
-}
-
-static int queue_idle(bitt_store *s, int *idle)
-{
-    bitt_queue_stats st;
-    memset(&st, 0, sizeof st);
-    st.version = BITT_QUEUE_STATS_VERSION;
-    int rc = bitt_queue_stats_get(s, TOPIC, &st);
-    *idle = rc == BITT_OK && st.pending + st.delayed + st.processing == 0;
-    return rc;
 }
 
 static int worker_main(void *arg)
@@ -168,7 +148,7 @@ static int worker_main(void *arg)
         o.wait_ms = 100;
         bitt_messages *list = NULL;
         int rc = bitt_queue_dequeue(s, TOPIC, &o, &list);
-        if (rc < 0 && !transient(rc))
+        if (rc < 0 && !fault_transient(rc))
             return child_fail("worker: dequeue", rc);
         size_t n = rc == BITT_OK ? bitt_messages_count(list) : 0;
         for (size_t i = 0; i < n; i++) {
@@ -179,7 +159,7 @@ static int worker_main(void *arg)
         bitt_messages_free(list);
         int idle = 0;
         if (n == 0 && __atomic_load_n(&g_sh->drain, __ATOMIC_SEQ_CST) &&
-            queue_idle(s, &idle) == BITT_OK && idle)
+            fault_queue_idle(s, TOPIC, &idle) == BITT_OK && idle)
             break;
     }
     bitt_store_close(s);

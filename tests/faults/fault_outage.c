@@ -79,7 +79,7 @@ static int writer_main(void *arg)
             if (crash && t0 > crash)
                 __atomic_compare_exchange_n(&g_sh->first_ok_after, &none, t1, 0, __ATOMIC_SEQ_CST,
                                             __ATOMIC_SEQ_CST);
-        } else if (rc == BITT_EBACKEND || rc == BITT_EBUSY) {
+        } else if (fault_transient(rc)) {
             __atomic_add_fetch(&g_sh->failed, 1, __ATOMIC_SEQ_CST);
             fault_sleep_ms(10);
         } else {
@@ -115,7 +115,7 @@ static int64_t count_lost(bitt_store *s)
     /* The handle's session may have died with the server: its first call
      * then fails cleanly and the next one reconnects. */
     int rc = BITT_EBACKEND;
-    for (int tries = 0; tries < 5 && (rc == BITT_EBACKEND || rc == BITT_EBUSY); tries++)
+    for (int tries = 0; tries < 5 && fault_transient(rc); tries++)
         rc = fault_list_keys(s, "w/", mark_seen, &c);
     if (rc != BITT_OK)
         fault_violation("listing the writes: %s: %s", bitt_strerror(rc), bitt_error_last());

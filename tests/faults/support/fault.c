@@ -239,6 +239,30 @@ bitt_store *fault_open(const char *url)
     }
 }
 
+int fault_transient(int rc)
+{
+    return rc == BITT_EBUSY || rc == BITT_EBACKEND;
+}
+
+int64_t fault_payload_id(const bitt_message *m)
+{
+    size_t len = 0;
+    const uint8_t *p = bitt_message_payload(m, &len);
+    char buf[24];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 23 ? len : 23), p ? (const char *)p : "");
+    return strtoll(buf, NULL, 10);
+}
+
+int fault_queue_idle(bitt_store *store, const char *topic, int *idle)
+{
+    bitt_queue_stats st;
+    memset(&st, 0, sizeof st);
+    st.version = BITT_QUEUE_STATS_VERSION;
+    int rc = bitt_queue_stats_get(store, topic, &st);
+    *idle = rc == BITT_OK && st.pending + st.delayed + st.processing == 0;
+    return rc;
+}
+
 int fault_list_keys(bitt_store *store, const char *prefix,
                     void (*fn)(void *ctx, const uint8_t *key, size_t len), void *ctx)
 {

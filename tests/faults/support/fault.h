@@ -62,6 +62,14 @@ const char *fault_url(const fault_server *s, char *buf, size_t size, const char 
 /* Opens url, retrying while the server is coming up (bounded); NULL on failure. */
 bitt_store *fault_open(const char *url);
 
+/* A failure a killed peer or a crashed server may cause (BITT_EBUSY,
+ * BITT_EBACKEND): the caller retries. */
+int fault_transient(int rc);
+/* The decimal id a test message carries as its payload (0 if none). */
+int64_t fault_payload_id(const bitt_message *m);
+/* BITT_OK with *idle = nothing pending, delayed or processing on topic. */
+int fault_queue_idle(bitt_store *store, const char *topic, int *idle);
+
 /* Calls fn(ctx, key, len) for every live key starting with prefix, page
  * by page; BITT_OK or the failing status. */
 int fault_list_keys(bitt_store *store, const char *prefix,
