@@ -1,12 +1,15 @@
 /*
- * fault_outage postgres[-async]|redis-always|redis-everysec|redis-none: the server
- * crashes under load and comes back (reliability.md, scenario 4).
+ * fault_outage MODE: the server crashes (or freezes) under load and comes
+ * back (reliability.md, scenario 4). MODE: postgres, postgres-async,
+ * postgres-freeze, redis-always, redis-everysec, redis-none, redis-freeze.
  * PostgreSQL stops with pg_ctl stop -m immediate (no checkpoint: crash
  * recovery on start); Redis is kill -9ed, with appendonly yes and
  * appendfsync always or everysec, or without persistence. WRITERS processes
  * set fresh keys all along; each outage lasts about a second, then the
- * server restarts on the same port and data. The program measures, and
- * checks:
+ * server restarts on the same port and data. The -freeze modes SIGSTOP the
+ * server instead (it still accepts connections, and never answers) for
+ * longer than a call may wait, then SIGCONT it: the calls meet their
+ * timeout. The program measures, and checks:
  *  - the store handles opened before the crash reconnect by themselves;
  *  - no call lasts longer than the configured timeout plus a generous
  *    margin (a bound on behaviour: a call never hangs);
@@ -139,32 +142,44 @@ static int wait_acks(int64_t n, int64_t limit_ms)
     return 0;
 }
 
+typedef struct mode {
+    const char *name, *backend, *redis_args;
+    int must_keep; /* every acknowledged write must survive */
+    int freeze;    /* SIGSTOP the server instead of crashing it */
+    int async;     /* PostgreSQL with synchronous_commit=off */
+} mode;
+
+static const mode modes[] = {
+    {"postgres", "postgres", NULL, 1, 0, 0},
+    {"postgres-async", "postgres", NULL, 0, 0, 1},
+    {"postgres-freeze", "postgres", NULL, 1, 1, 0},
+    {"redis-always", "redis", "--appendonly yes --appendfsync always", 1, 0, 0},
+    {"redis-everysec", "redis", "--appendonly yes --appendfsync everysec", 0, 0, 0},
+    {"redis-none", "redis", "--appendonly no", 0, 0, 0},
+    {"redis-freeze", "redis", "--appendonly yes --appendfsync everysec", 1, 1, 0},
+};
+
 int main(int argc, char **argv)
 {
     fault_set_program("fault_outage");
-    const char *mode = argc == 2 ? argv[1] : "";
-    const char *redis_args = NULL;
-    int must_keep = 1; /* every acknowledged write must survive */
-    if (strcmp(mode, "redis-always") == 0)
-        redis_args = "--appendonly yes --appendfsync always";
-    else if (strcmp(mode, "redis-everysec") == 0)
-        redis_args = "--appendonly yes --appendfsync everysec", must_keep = 0;
-    else if (strcmp(mode, "redis-none") == 0)
-        redis_args = "--appendonly no", must_keep = 0;
-    else if (strcmp(mode, "postgres-async") == 0)
-        must_keep = 0;
-    else if (strcmp(mode, "postgres") != 0) {
-        fprintf(stderr, "usage: fault_outage postgres|postgres-async|redis-always|"
-                        "redis-everysec|redis-none\n");
+    const mode *m = NULL;
+    for (size_t i = 0; argc == 2 && i < sizeof modes / sizeof modes[0]; i++)
+        if (strcmp(argv[1], modes[i].name) == 0)
+            m = &modes[i];
+    if (!m) {
+        fprintf(stderr, "usage: fault_outage postgres|postgres-async|postgres-freeze|"
+                        "redis-always|redis-everysec|redis-none|redis-freeze\n");
         return 2;
     }
+    const char *mode = m->name;
+    int redis = strcmp(m->backend, "redis") == 0;
     int64_t outages = fault_count("BITT_FAULT_OUTAGES", 2, 10);
     fault_server server;
-    if (fault_server_start(&server, redis_args ? "redis" : "postgres", redis_args) != 0)
+    if (fault_server_start(&server, m->backend, m->redis_args) != 0)
         return 2;
     char options[128];
     int64_t bound;
-    if (redis_args) {
+    if (redis) {
         snprintf(options, sizeof options, "timeout=%d", REDIS_TIMEOUT_MS);
         bound = REDIS_TIMEOUT_MS;
     } else {
@@ -172,8 +187,7 @@ int main(int argc, char **argv)
          * (libpq's options parameter), which acknowledges before the WAL
          * is flushed. */
         snprintf(options, sizeof options, "statement_timeout=%d&connect_timeout=2%s",
-                 PG_STATEMENT_TIMEOUT_MS,
-                 must_keep ? "" : "&options=-c%20synchronous_commit%3Doff");
+                 PG_STATEMENT_TIMEOUT_MS, m->async ? "&options=-c%20synchronous_commit%3Doff" : "");
         bound = PG_STATEMENT_TIMEOUT_MS + PG_CLIENT_GRACE_MS;
     }
     fault_url(&server, g_url, sizeof g_url, options);
@@ -196,17 +210,19 @@ int main(int argc, char **argv)
     for (int64_t k = 0; k < outages && !fault_violations(); k++) {
         fault_sleep_ms(500); /* load */
         __atomic_store_n(&g_sh->first_ok_after, 0, __ATOMIC_SEQ_CST);
-        if (fault_server_crash(&server) != 0) {
-            fault_violation("crashing the server failed");
+        if ((m->freeze ? fault_server_freeze(&server, 1) : fault_server_crash(&server)) != 0) {
+            fault_violation("crashing or freezing the server failed");
             break;
         }
         /* From here on the server is gone: an ack needs the restart. */
         int64_t crash = fault_mono_ms();
         __atomic_store_n(&g_sh->crash_at, crash, __ATOMIC_SEQ_CST);
-        fault_sleep_ms(1000); /* down */
+        /* Down for a second; frozen for longer than a call may wait, so
+         * that the calls meet their timeout. */
+        fault_sleep_ms(m->freeze ? bound + 3000 : 1000);
         int64_t restart = fault_mono_ms();
-        if (fault_server_restart(&server) != 0) {
-            fault_violation("restarting the server failed");
+        if ((m->freeze ? fault_server_freeze(&server, 0) : fault_server_restart(&server)) != 0) {
+            fault_violation("restarting or thawing the server failed");
             break;
         }
         int64_t back = fault_mono_ms();
@@ -244,7 +260,7 @@ int main(int argc, char **argv)
     if (g_sh->max_call_ms > bound + MARGIN_MS)
         fault_violation("a call took %" PRId64 " ms (timeout %" PRId64 " ms)", g_sh->max_call_ms,
                         bound);
-    if (must_keep && lost)
+    if (m->must_keep && lost)
         fault_violation("%" PRId64 " acknowledged writes were lost", lost);
     bitt_store_close(s);
     fault_server_stop(&server);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -208,6 +210,68 @@ int fault_server_restart(fault_server *s)
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "'%s' restart '%s/server'", script_of(s), s->dir);
     return run_script(cmd, NULL, 0);
+}
+
+/* The first number in file path, or 0. */
+static long read_pid(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long pid = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &pid) != 1)
+            pid = 0;
+        fclose(f);
+    }
+    return pid;
+}
+
+/* The parent pid of pid, from /proc/PID/stat ("pid (comm) state ppid"). */
+static long parent_of(long pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close = strrchr(buf, ')');
+    long ppid = 0;
+    char state;
+    if (!close || sscanf(close + 1, " %c %ld", &state, &ppid) != 2)
+        return 0;
+    return ppid;
+}
+
+int fault_server_freeze(fault_server *s, int freeze)
+{
+    char path[400];
+    int sig = freeze ? SIGSTOP : SIGCONT;
+    if (strcmp(s->backend, "redis") == 0) {
+        snprintf(path, sizeof path, "%s/server/redis.pid", s->dir);
+        long pid = read_pid(path);
+        return pid > 1 && kill((pid_t)pid, sig) == 0 ? 0 : -1;
+    }
+    snprintf(path, sizeof path, "%s/server/data/postmaster.pid", s->dir);
+    long postmaster = read_pid(path);
+    if (postmaster <= 1)
+        return -1;
+    /* The postmaster first when freezing (it starts no child meanwhile),
+     * last when thawing. */
+    int rc = freeze ? kill((pid_t)postmaster, sig) : 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        long pid = strtol(e->d_name, NULL, 10);
+        if (pid > 1 && parent_of(pid) == postmaster)
+            kill((pid_t)pid, sig);
+    }
+    if (d)
+        closedir(d);
+    if (!freeze)
+        rc = kill((pid_t)postmaster, sig);
+    return rc == 0 ? 0 : -1;
 }
 
 const char *fault_url(const fault_server *s, char *buf, size_t size, const char *options)

@@ -56,6 +56,10 @@ void fault_server_stop(fault_server *s);
  * or restarts it on the same port with the same data. 0 or -1. */
 int fault_server_crash(fault_server *s);
 int fault_server_restart(fault_server *s);
+/* Freezes the server (SIGSTOP to redis-server, or to the postmaster and
+ * every child of it) or thaws it (SIGCONT): a server that accepts
+ * connections and never answers. 0 or -1. */
+int fault_server_freeze(fault_server *s, int freeze);
 /* The store URL with options appended (PostgreSQL: schema=; Redis:
  * prefix=; SQLite: the file), e.g. fault_url(s, buf, n, "synchronous=full"). */
 const char *fault_url(const fault_server *s, char *buf, size_t size, const char *options);
