@@ -7,7 +7,7 @@
  *  - jobs: N jobs (5,000; 100,000 with BITT_FAULT_LONG=1) enqueued, then
  *    8 processes consume them: completed = N, duplicates = 0, no stale ack.
  *  - leases: 8 processes contend for one lease (TTL 100 ms) until M
- *    acquisitions (500; 10,000 long); each holder makes a fenced commit and
+ *    acquisitions (300; 10,000 long); each holder makes a fenced commit and
  *    releases. Meanwhile the parent SIGSTOPs the current holder for longer
  *    than the TTL and SIGCONTs it, so it wakes up with a stale epoch.
  *    Stale writes accepted = 0: in versionstamp order the accepted commits'
@@ -326,7 +326,7 @@ int main(int argc, char **argv)
     fault_url(&server, g_url, sizeof g_url, strcmp(b, "sqlite") == 0 ? "busy_timeout=30000" : "");
     g_sh = fault_shared(sizeof *g_sh);
     g_sh->jobs = fault_count("BITT_FAULT_JOBS", 5000, 100000);
-    g_sh->acquisitions_wanted = fault_count("BITT_FAULT_ACQUISITIONS", 500, 10000);
+    g_sh->acquisitions_wanted = fault_count("BITT_FAULT_ACQUISITIONS", 300, 10000);
     g_sh->acked = fault_shared((size_t)g_sh->jobs + 1);
     g_sh->commits = fault_shared(sizeof(fenced) * ((size_t)g_sh->acquisitions_wanted + 64));
     bitt_store *s = fault_open(g_url);
