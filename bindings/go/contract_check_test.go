@@ -1,0 +1,638 @@
+package bitt
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+
+	"github.com/bitt-dev/bitt/bindings/go/internal/raw"
+)
+
+func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
+	switch op {
+	case "queue.enqueue":
+		var id uint64
+		st := r.call(raw.Bittw_queue_enqueue(r.box, name(s["topic"]), bstr(g("payload", "")), kind(s["kind"]),
+			i64(g("delay", zero)), uint(u64(g("max_attempts", zero))), optBstr(s["dedup"]), &id))
+		if st == 0 || st == 2 {
+			if id == 0 {
+				mismatchf("enqueue gave id 0")
+			}
+			return st, res{"id": id}
+		}
+		return st, res{}
+	case "queue.dequeue":
+		topic, limit := name(s["topic"]), int(i64(g("limit", zero)))
+		st, rd := r.record(1024, func(sc []byte) int {
+			return raw.Bittw_queue_dequeue(r.box, topic, uint(limit), i64(g("lease", zero)), i64(g("wait", zero)), sc)
+		})
+		if st != 0 {
+			return st, res{}
+		}
+		return st, res{"messages": r.msgList(rd.messages(), limit, topic, true)}
+	case "queue.ack", "queue.nack", "queue.extend":
+		topic, id, tok := name(s["topic"]), r.idnum(s["id"]), r.token(s["token"])
+		switch op {
+		case "queue.ack":
+			return r.call(raw.Bitt_queue_ack(r.box, topic, id, tok)), res{}
+		case "queue.nack":
+			return r.call(raw.Bitt_queue_nack(r.box, topic, id, tok, optText(s["error"]), i64(g("delay", numberOf("-1"))))), res{}
+		}
+		return r.call(raw.Bitt_queue_extend(r.box, topic, id, tok, i64(s["lease"]))), res{}
+	case "queue.dead_list":
+		topic, after, limit := name(s["topic"]), r.idnum(g("after", zero)), int(i64(g("limit", zero)))
+		st, rd := r.record(1024, func(sc []byte) int {
+			return raw.Bitt_queue_dead_list(r.box, topic, after, uint(limit), sc)
+		})
+		if st != 0 {
+			return st, res{}
+		}
+		lst := r.msgList(rd.messages(), limit, topic, false)
+		if !increasing(lst, after) {
+			mismatchf("dead list ids not increasing above after")
+		}
+		return st, res{"messages": lst}
+	case "queue.dead_retry", "queue.dead_delete":
+		f := raw.Bitt_queue_dead_retry
+		if op == "queue.dead_delete" {
+			f = raw.Bitt_queue_dead_delete
+		}
+		var n uint64
+		st := r.call(f(r.box, name(s["topic"]), r.idnum(g("id", zero)), &n))
+		return st, res{"count": bu(n)}
+	case "queue.stats":
+		v := make([]uint64, 5)
+		st := r.call(raw.Bittw_queue_stats(r.box, name(s["topic"]), v))
+		if st != 0 {
+			return st, res{}
+		}
+		return st, res{"pending": bu(v[0]), "delayed": bu(v[1]), "processing": bu(v[2]), "dead": bu(v[3]),
+			"oldest_pending_at": bi(int64(v[4]))}
+	case "lease.acquire":
+		var epoch uint64
+		var exp int64
+		st := r.call(raw.Bitt_lease_acquire(r.box, name(s["name"]), name(s["owner"]), i64(s["ttl"]), &epoch, &exp))
+		if st != 0 {
+			return st, res{}
+		}
+		if epoch == 0 {
+			mismatchf("acquire gave epoch 0")
+		}
+		return st, res{"epoch": epoch, "expires_at": bi(exp)}
+	case "lease.renew":
+		var exp int64
+		st := r.call(raw.Bitt_lease_renew(r.box, name(s["name"]), name(s["owner"]), r.idnum(s["epoch"]), i64(s["ttl"]), &exp))
+		if st != 0 {
+			return st, res{}
+		}
+		return st, res{"expires_at": bi(exp)}
+	case "lease.release":
+		return r.call(raw.Bitt_lease_release(r.box, name(s["name"]), name(s["owner"]), r.idnum(s["epoch"]))), res{}
+	case "lease.get":
+		owner, epoch, exp, st, err := r.store.leaseGet(name(s["name"]))
+		if err != nil {
+			return errCode(err), res{}
+		}
+		if st != 0 {
+			return st, res{}
+		}
+		return st, res{"owner": owner, "epoch": epoch, "expires_at": bi(exp)}
+	case "outbox.append":
+		var seq uint64
+		st := r.call(raw.Bitt_outbox_append(r.box, name(s["stream"]), bstr(g("event", "")), kind(s["kind"]), &seq))
+		if st != 0 {
+			return st, res{}
+		}
+		if seq == 0 {
+			mismatchf("append gave seq 0")
+		}
+		return st, res{"seq": seq}
+	case "outbox.pending", "outbox.parked":
+		stream, limit := name(s["stream"]), int(i64(g("limit", zero)))
+		st, rd := r.record(1024, func(sc []byte) int {
+			if op == "outbox.pending" {
+				return raw.Bitt_outbox_pending(r.box, stream, uint(limit), sc)
+			}
+			return raw.Bitt_outbox_parked(r.box, stream, reason(g("reason", "any")), uint(limit), sc)
+		})
+		if st != 0 {
+			return st, res{}
+		}
+		lst := r.msgList(rd.messages(), limit, stream, false)
+		if !increasing(lst, 0) {
+			mismatchf("outbox ids not increasing")
+		}
+		for _, m := range lst {
+			if m.hasToken {
+				mismatchf("an outbox event carries a token")
+			}
+		}
+		return st, res{"messages": lst}
+	case "outbox.ack", "outbox.retry", "outbox.discard":
+		var seqs []uint64
+		if v, ok := s["seqs"].(arr); ok {
+			seqs = []uint64{}
+			for _, x := range expandCopies(v) {
+				seqs = append(seqs, r.idnum(x))
+			}
+		}
+		if op == "outbox.ack" && seqs == nil {
+			brokenf("outbox.ack needs seqs")
+		}
+		f := map[string]func(uintptr, string, []uint64, *uint64) int{"outbox.ack": raw.Bitt_outbox_ack,
+			"outbox.retry": raw.Bitt_outbox_retry, "outbox.discard": raw.Bitt_outbox_discard}[op]
+		var n uint64
+		st := r.call(f(r.box, name(s["stream"]), seqs, &n))
+		return st, res{"count": bu(n)}
+	case "outbox.fail":
+		return r.call(raw.Bitt_outbox_fail(r.box, name(s["stream"]), r.idnum(s["seq"]), optText(s["error"]),
+			i64(g("next_attempt_at", zero)))), res{}
+	case "outbox.park":
+		return r.call(raw.Bitt_outbox_park(r.box, name(s["stream"]), r.idnum(s["seq"]), reason(s["reason"]),
+			optText(s["error"]))), res{}
+	case "outbox.counts":
+		var p, k uint64
+		st := r.call(raw.Bitt_outbox_counts(r.box, name(s["stream"]), &p, &k))
+		if st != 0 {
+			return st, res{}
+		}
+		return st, res{"pending": bu(p), "parked": bu(k)}
+	case "pubsub.subscribe":
+		var h uintptr
+		st := r.call(raw.Bitt_pubsub_subscribe(r.box, name(s["channel"]), &h))
+		if st != 0 {
+			if h != 0 {
+				mismatchf("a subscription with a failure status")
+			}
+			return st, res{}
+		}
+		r.openSubs[h] = true
+		return st, res{"sub": h}
+	case "pubsub.publish":
+		return r.call(raw.Bitt_pubsub_publish(r.box, name(s["channel"]), bstr(g("data", "")))), res{}
+	case "pubsub.next":
+		h, ok := r.subs[s["sub"].(string)]
+		if !ok {
+			brokenf("no subscription %v", s["sub"])
+		}
+		st, rd := r.record(1024, func(sc []byte) int { return raw.Bitt_pubsub_next(h, i64(g("timeout", zero)), sc) })
+		m := rd.message()
+		if st != 0 {
+			if m != nil {
+				mismatchf("a message with status %s", statusName(st))
+			}
+			return st, res{}
+		}
+		if m == nil {
+			mismatchf("next: ok without a message")
+		}
+		if m.hasToken {
+			mismatchf("a published message carries a token")
+		}
+		return st, res{"payload": m.Payload, "channel": []byte(m.Topic), "created_at": bi(m.CreatedAt)}
+	case "pubsub.close":
+		key := s["sub"].(string)
+		h, ok := r.subs[key]
+		if !ok {
+			brokenf("no subscription %v", key)
+		}
+		delete(r.subs, key)
+		raw.Bitt_pubsub_close(h)
+		delete(r.openSubs, h)
+		return 0, res{}
+	case "budget.take":
+		var wait int64
+		st := r.call(raw.Bitt_budget_take(r.box, name(s["name"]), i64(s["capacity"]), i64(s["refill"]),
+			i64(s["period"]), i64(s["n"]), &wait))
+		if st == 3 {
+			if wait < 1 {
+				mismatchf("a denial with wait %d < 1", wait)
+			}
+			return st, res{"wait": bi(wait)}
+		}
+		return st, res{}
+	case "schedule.upsert":
+		return r.call(raw.Bitt_schedule_upsert(r.box, name(s["key"]), i64(s["interval"]), bstr(g("payload", "")),
+			kind(s["kind"]), i64(g("first_run_at", zero)))), res{}
+	case "schedule.claim", "schedule.get":
+		st, rd := r.record(512, func(sc []byte) int {
+			if op == "schedule.claim" {
+				return raw.Bitt_schedule_claim(r.box, optBstr(s["prefix"]), sc)
+			}
+			return raw.Bitt_schedule_get(r.box, name(s["key"]), sc)
+		})
+		sc := rd.schedule()
+		if st == 0 && sc == nil {
+			mismatchf("ok without a schedule")
+		}
+		if st != 0 && sc != nil {
+			mismatchf("a schedule with status %s", statusName(st))
+		}
+		return st, res{"schedule": sc}
+	case "schedule.list":
+		st, rd := r.record(4096, func(sc []byte) int { return raw.Bittw_schedule_list(r.box, sc) })
+		if st != 0 {
+			return st, res{}
+		}
+		out := make([]*Schedule, int(rd.u64()))
+		for i := range out {
+			out[i] = rd.schedule()
+			if i > 0 && out[i-1].Key >= out[i].Key {
+				mismatchf("schedule keys not increasing")
+			}
+		}
+		return st, res{"schedules": out}
+	case "schedule.delete":
+		return r.call(raw.Bitt_schedule_delete(r.box, name(s["key"]))), res{}
+	}
+	brokenf("unknown op %s", op)
+	return 0, nil
+}
+
+// ---- expectations -----------------------------------------------------------
+
+func (r *run) checkVersion(exp obj, v uint64, what string) {
+	if v < 1 {
+		mismatchf("%s %d < 1", what, v)
+	}
+	for _, op := range []string{"version_eq", "version_ne", "version_gt", "version_lt"} {
+		name, ok := exp[op]
+		if !ok {
+			continue
+		}
+		other, ok := r.vars[name.(string)].(uint64)
+		if !ok {
+			brokenf("variable %v not set", name)
+		}
+		good := map[string]bool{"version_eq": v == other, "version_ne": v != other,
+			"version_gt": v > other, "version_lt": v < other}[op]
+		if !good {
+			mismatchf("%s: %d vs %v=%d", op, v, name, other)
+		}
+	}
+}
+
+func counterOf(e *Entry) *big.Int {
+	n, err := e.Counter()
+	if err != nil {
+		return nil
+	}
+	return bi(n)
+}
+
+func (r *run) checkEntry(exp obj, e *Entry, what string) {
+	checkMembers(exp, []string{"key", "value", "kind", "expires_at", "counter", "version_eq", "version_ne",
+		"version_gt", "version_lt", "status"}, what)
+	if v, ok := exp["key"]; ok {
+		eq(what+" key", e.Key, bstr(v))
+	}
+	if v, ok := exp["value"]; ok {
+		eq(what+" value", e.Value, bstr(v))
+	}
+	if v, ok := exp["kind"]; ok {
+		eq(what+" kind", int(e.Kind), kind(v))
+	}
+	if v, ok := exp["expires_at"]; ok {
+		eq(what+" expires_at", bi(e.ExpiresAt), num(v))
+	}
+	if v, ok := exp["counter"]; ok {
+		var want *big.Int
+		if v != nil {
+			want = num(v)
+		}
+		eq(what+" counter", counterOf(e), want)
+	}
+	r.checkVersion(exp, e.Version, what+" version")
+}
+
+var msgFields = []string{"id", "topic", "payload", "kind", "attempts", "max_attempts", "last_error",
+	"created_at", "due_at", "failed_at", "park_reason", "token"}
+
+func (r *run) checkMessages(exp obj, msgs []*Message) {
+	if v, ok := exp["count"]; ok {
+		eq("count", bi(int64(len(msgs))), num(v))
+	}
+	if v, ok := exp["ids"]; ok {
+		var got, want []uint64
+		for _, m := range msgs {
+			got = append(got, m.ID)
+		}
+		for _, x := range v.(arr) {
+			want = append(want, r.idnum(x))
+		}
+		eq("ids", fmt.Sprint(got), fmt.Sprint(want))
+	}
+	if v, ok := exp["payloads"]; ok {
+		want := v.(arr)
+		eq("payloads count", len(msgs), len(want))
+		for i, m := range msgs {
+			eq(fmt.Sprintf("payload %d", i), m.Payload, bstr(want[i]))
+		}
+	}
+	if v, ok := exp["messages"]; ok {
+		want := v.(arr)
+		eq("messages count", len(msgs), len(want))
+		for i, m := range msgs {
+			e := want[i].(obj)
+			w := fmt.Sprintf("message %d", i)
+			checkMembers(e, msgFields, w)
+			if x, ok := e["id"]; ok {
+				eq(w+" id", m.ID, r.idnum(x))
+			}
+			if x, ok := e["topic"]; ok {
+				eq(w+" topic", []byte(m.Topic), bstr(x))
+			}
+			if x, ok := e["payload"]; ok {
+				eq(w+" payload", m.Payload, bstr(x))
+			}
+			if x, ok := e["kind"]; ok {
+				eq(w+" kind", int(m.Kind), kind(x))
+			}
+			if x, ok := e["token"]; ok {
+				if x == nil {
+					eq(w+" token", m.hasToken, false)
+				} else {
+					eq(w+" token", m.Token, r.token(x))
+				}
+			}
+			nums := map[string]*big.Int{"attempts": bu(uint64(m.Attempts)), "max_attempts": bu(uint64(m.MaxAttempts)),
+				"created_at": bi(m.CreatedAt), "due_at": bi(m.DueAt), "failed_at": bi(m.FailedAt)}
+			for f, got := range nums {
+				if x, ok := e[f]; ok {
+					eq(w+" "+f, got, num(x))
+				}
+			}
+			if x, ok := e["last_error"]; ok {
+				if x == nil {
+					eq(w+" last_error", m.hasLastError, false)
+				} else {
+					eq(w+" last_error", m.LastError, x.(string))
+					eq(w+" last_error set", m.hasLastError, true)
+				}
+			}
+			if x, ok := e["park_reason"]; ok {
+				eq(w+" park_reason", m.ParkReason, reason(x))
+			}
+		}
+	}
+}
+
+func (r *run) schedFields(exp obj, s *Schedule, what string) {
+	checkMembers(exp, []string{"key", "interval", "payload", "kind", "next_run_at", "occurrence", "status"}, what)
+	if v, ok := exp["key"]; ok {
+		eq(what+" key", []byte(s.Key), bstr(v))
+	}
+	if v, ok := exp["interval"]; ok {
+		eq(what+" interval", bi(s.Interval), num(v))
+	}
+	if v, ok := exp["payload"]; ok {
+		eq(what+" payload", s.Payload, bstr(v))
+	}
+	if v, ok := exp["kind"]; ok {
+		eq(what+" kind", int(s.Kind), kind(v))
+	}
+	if v, ok := exp["next_run_at"]; ok {
+		eq(what+" next_run_at", bi(s.NextRunAt), num(v))
+	}
+	if v, ok := exp["occurrence"]; ok {
+		eq(what+" occurrence", bi(s.Occurrence), num(v))
+	}
+}
+
+func onlyStatus(exp obj) bool {
+	for k := range exp {
+		if k != "status" && k != "note" {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *run) checkExpect(op string, exp obj, st int, result res, what string) {
+	want := 0
+	if sn, ok := exp["status"]; ok {
+		c, ok := statusCodes[sn.(string)]
+		if !ok {
+			brokenf("unknown status %v", sn)
+		}
+		want = c
+	}
+	if st != want {
+		mismatchf("%s: status: expected %s, got %s", what, statusName(want), statusName(st))
+	}
+	if st < 0 {
+		if !onlyStatus(exp) {
+			brokenf("result fields with an error status")
+		}
+		return
+	}
+	switch op {
+	case "kv.get", "kv.take":
+		e, _ := result["entry"].(*Entry)
+		if st == 0 {
+			if e == nil {
+				mismatchf("ok without an entry")
+			}
+			r.checkEntry(exp, e, "entry")
+		} else if !onlyStatus(exp) {
+			brokenf("result fields with not_found on get/take")
+		}
+		return
+	case "kv.get_many", "kv.list":
+		checkMembers(exp, []string{"status", "entries", "keys", "count", "has_cursor", "pages"}, op)
+		ents, _ := result["entries"].([]*Entry)
+		if v, ok := exp["count"]; ok {
+			eq("count", bi(int64(len(ents))), num(v))
+		}
+		if v, ok := exp["keys"]; ok {
+			wantKeys := r.keylist(v.(arr), true)
+			eq("keys count", len(ents), len(wantKeys))
+			for i, e := range ents {
+				var k []byte
+				if e != nil {
+					k = e.Key
+				}
+				eq(fmt.Sprintf("key %d", i), k, wantKeys[i])
+			}
+		}
+		if v, ok := exp["entries"]; ok {
+			we := v.(arr)
+			eq("entries count", len(ents), len(we))
+			for i, e := range ents {
+				x, _ := we[i].(obj)
+				if x == nil || e == nil {
+					eq(fmt.Sprintf("slot %d present", i), e != nil, x != nil)
+				} else {
+					r.checkEntry(x, e, fmt.Sprintf("slot %d", i))
+				}
+			}
+		}
+		if v, ok := exp["has_cursor"]; ok {
+			eq("has_cursor", result["cursor"] != nil, v.(bool))
+		}
+		if v, ok := exp["pages"]; ok {
+			eq("pages", result["pages"], num(v))
+		}
+		for _, e := range ents {
+			if e != nil && e.Version < 1 {
+				mismatchf("version < 1")
+			}
+		}
+		return
+	case "kv.set", "kv.add", "kv.increment", "txn":
+		checkMembers(exp, []string{"status", "version_eq", "version_ne", "version_gt", "version_lt", "counter"}, op)
+		if st == 0 {
+			r.checkVersion(exp, result["version"].(uint64), "version")
+		}
+		if v, ok := exp["counter"]; ok {
+			eq("counter", result["counter"], num(v))
+		}
+		return
+	case "queue.dequeue", "queue.dead_list", "outbox.pending", "outbox.parked":
+		checkMembers(exp, []string{"status", "count", "ids", "payloads", "messages"}, op)
+		msgs, _ := result["messages"].([]*Message)
+		r.checkMessages(exp, msgs)
+		return
+	case "schedule.claim", "schedule.get":
+		if st == 0 {
+			r.schedFields(exp, result["schedule"].(*Schedule), "schedule")
+		}
+		return
+	case "schedule.list":
+		checkMembers(exp, []string{"status", "schedules", "keys", "count"}, op)
+		sc := result["schedules"].([]*Schedule)
+		if v, ok := exp["count"]; ok {
+			eq("count", bi(int64(len(sc))), num(v))
+		}
+		if v, ok := exp["keys"]; ok {
+			wk := v.(arr)
+			eq("keys count", len(sc), len(wk))
+			for i, s := range sc {
+				eq(fmt.Sprintf("key %d", i), []byte(s.Key), bstr(wk[i]))
+			}
+		}
+		if v, ok := exp["schedules"]; ok {
+			ws := v.(arr)
+			eq("schedules count", len(sc), len(ws))
+			for i, s := range sc {
+				r.schedFields(ws[i].(obj), s, fmt.Sprintf("schedule %d", i))
+			}
+		}
+		return
+	case "tuple.decode":
+		checkMembers(exp, []string{"status", "tuple"}, op)
+		if v, ok := exp["tuple"]; ok {
+			got := result["tuple"].([]any)
+			wp := v.(arr)
+			eq("tuple length", len(got), len(wp))
+			for i := range got {
+				a, b := got[i], tuplePart(wp[i])
+				if fa, ok := a.(float64); ok {
+					if fb, ok := b.(float64); !ok || math.Float64bits(fa) != math.Float64bits(fb) {
+						mismatchf("part %d: expected %v, got %v", i, b, a)
+					}
+				} else if !equal(a, b) {
+					mismatchf("part %d: expected %v (%T), got %v (%T)", i, b, b, a, a)
+				}
+			}
+		}
+		return
+	case "tuple.encode":
+		checkMembers(exp, []string{"status", "hex"}, op)
+		if v, ok := exp["hex"]; ok {
+			eq("hex", result["hex"], lower(v.(string)))
+		}
+		return
+	}
+	keys := make([]string, 0, len(exp))
+	for k := range exp {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, f := range keys {
+		v := exp[f]
+		switch {
+		case f == "status" || f == "note":
+		case op == "queue.enqueue" && f == "id":
+			eq("id", result["id"], r.idnum(v))
+		case op == "queue.enqueue" && f == "id_ne":
+			if result["id"] == r.idnum(v) {
+				mismatchf("id %v equals %v", result["id"], v)
+			}
+		case op == "outbox.append" && f == "seq_gt":
+			if !(result["seq"].(uint64) > r.idnum(v)) {
+				mismatchf("seq %v not > %v", result["seq"], v)
+			}
+		case f == "epoch":
+			eq("epoch", result["epoch"], r.idnum(v))
+		case f == "owner" || f == "payload" || f == "channel":
+			eq(f, result[f], bstr(v))
+		default:
+			got, ok := result[f]
+			if !ok {
+				brokenf("%s: unknown expect member %s", op, f)
+			}
+			eq(f, got, num(v))
+		}
+	}
+}
+
+func lower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 32
+		}
+	}
+	return string(b)
+}
+
+func (r *run) save(op string, save obj, result res) {
+	for what, target := range save {
+		switch what {
+		case "version":
+			var v any
+			if op == "kv.get" || op == "kv.take" {
+				if e, _ := result["entry"].(*Entry); e != nil {
+					v = e.Version
+				}
+			} else {
+				v = result["version"]
+			}
+			if v == nil {
+				brokenf("save: no version")
+			}
+			r.vars[target.(string)] = v
+		case "cursor":
+			r.vars[target.(string)] = result["cursor"]
+		case "id", "seq", "epoch":
+			r.vars[target.(string)] = result[what]
+		case "sub":
+			h, _ := result["sub"].(uintptr)
+			r.subs[target.(string)] = h
+		case "ids", "tokens":
+			msgs, ok := result["messages"].([]*Message)
+			if !ok {
+				brokenf("save: no messages")
+			}
+			for i, t := range target.(arr) {
+				if t == nil {
+					continue
+				}
+				if i >= len(msgs) {
+					mismatchf("save %s: index %d past the end (%d)", what, i, len(msgs))
+				}
+				if what == "ids" {
+					r.vars[t.(string)] = msgs[i].ID
+				} else if msgs[i].hasToken {
+					r.vars[t.(string)] = msgs[i].Token
+				} else {
+					r.vars[t.(string)] = nil
+				}
+			}
+		default:
+			brokenf("unknown save %s", what)
+		}
+	}
+}
