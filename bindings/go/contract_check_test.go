@@ -284,18 +284,8 @@ func counterOf(e *Entry) *big.Int {
 func (r *run) checkEntry(exp obj, e *Entry, what string) {
 	checkMembers(exp, []string{"key", "value", "kind", "expires_at", "counter", "version_eq", "version_ne",
 		"version_gt", "version_lt", "status"}, what)
-	if v, ok := exp["key"]; ok {
-		eq(what+" key", e.Key, bstr(v))
-	}
-	if v, ok := exp["value"]; ok {
-		eq(what+" value", e.Value, bstr(v))
-	}
-	if v, ok := exp["kind"]; ok {
-		eq(what+" kind", int(e.Kind), kind(v))
-	}
-	if v, ok := exp["expires_at"]; ok {
-		eq(what+" expires_at", bi(e.ExpiresAt), num(v))
-	}
+	checkFields(exp, what, map[string]any{"key": e.Key, "value": e.Value, "kind": kindOf(e.Kind),
+		"expires_at": bi(e.ExpiresAt)})
 	if v, ok := exp["counter"]; ok {
 		var want *big.Int
 		if v != nil {
@@ -380,23 +370,30 @@ func (r *run) checkMessages(exp obj, msgs []*Message) {
 
 func (r *run) schedFields(exp obj, s *Schedule, what string) {
 	checkMembers(exp, []string{"key", "interval", "payload", "kind", "next_run_at", "occurrence", "status"}, what)
-	if v, ok := exp["key"]; ok {
-		eq(what+" key", []byte(s.Key), bstr(v))
-	}
-	if v, ok := exp["interval"]; ok {
-		eq(what+" interval", bi(s.Interval), num(v))
-	}
-	if v, ok := exp["payload"]; ok {
-		eq(what+" payload", s.Payload, bstr(v))
-	}
-	if v, ok := exp["kind"]; ok {
-		eq(what+" kind", int(s.Kind), kind(v))
-	}
-	if v, ok := exp["next_run_at"]; ok {
-		eq(what+" next_run_at", bi(s.NextRunAt), num(v))
-	}
-	if v, ok := exp["occurrence"]; ok {
-		eq(what+" occurrence", bi(s.Occurrence), num(v))
+	checkFields(exp, what, map[string]any{"key": []byte(s.Key), "interval": bi(s.Interval),
+		"payload": s.Payload, "kind": kindOf(s.Kind), "next_run_at": bi(s.NextRunAt),
+		"occurrence": bi(s.Occurrence)})
+}
+
+// kindOf marks a kind for checkFields (compared with a kind name or number).
+type kindOf Kind
+
+// checkFields compares the fields exp names with got: bytes with a byte
+// string, numbers with a number, kinds with a kind.
+func checkFields(exp obj, what string, got map[string]any) {
+	for f, g := range got {
+		v, ok := exp[f]
+		if !ok {
+			continue
+		}
+		switch x := g.(type) {
+		case []byte:
+			eq(what+" "+f, x, bstr(v))
+		case kindOf:
+			eq(what+" "+f, int(x), kind(v))
+		default:
+			eq(what+" "+f, g, num(v))
+		}
 	}
 }
 

@@ -25,16 +25,10 @@ func (kv *KV) getLike(ctx context.Context, key []byte,
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	scratch := newScratch(len(key))
-	rc := call(kv.s.box(), key, scratch)
-	body, berr := recordBody(scratch)
-	if _, err := kv.s.status(rc); err != nil {
+	_, r, err := kv.s.record(len(key), func(scratch []byte) int { return call(kv.s.box(), key, scratch) })
+	if err != nil {
 		return nil, err
 	}
-	if berr != nil {
-		return nil, berr
-	}
-	r := reader{b: body}
 	return r.entry(), nil
 }
 
@@ -133,16 +127,10 @@ func packKeys(keys [][]byte) []byte {
 }
 
 func (s *Store) entriesCall(call func([]byte) int) ([]*Entry, string, bool, error) {
-	scratch := newScratch(4096)
-	rc := call(scratch)
-	body, berr := recordBody(scratch)
-	if _, err := s.status(rc); err != nil {
+	_, r, err := s.record(4096, call)
+	if err != nil {
 		return nil, "", false, err
 	}
-	if berr != nil {
-		return nil, "", false, berr
-	}
-	r := reader{b: body}
 	es, c, ok := r.entries()
 	return es, c, ok, nil
 }

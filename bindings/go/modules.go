@@ -66,19 +66,14 @@ func (l *Leases) Get(ctx context.Context, name string) (*Lease, error) {
 }
 
 func (s *Store) leaseGet(name string) ([]byte, uint64, int64, int, error) {
-	scratch := newScratch(len(name))
 	var epoch uint64
 	var exp int64
-	rc := raw.Bitt_lease_get(s.box(), name, scratch, &epoch, &exp)
-	body, berr := recordBody(scratch)
-	st, err := s.status(rc)
-	if err == nil {
-		err = berr
-	}
+	st, r, err := s.record(len(name), func(scratch []byte) int {
+		return raw.Bitt_lease_get(s.box(), name, scratch, &epoch, &exp)
+	})
 	if err != nil {
 		return nil, 0, 0, st, err
 	}
-	r := reader{b: body}
 	return r.bytes(), epoch, exp, st, nil
 }
 
@@ -227,17 +222,10 @@ func (sc *Schedules) Upsert(ctx context.Context, key string, interval time.Durat
 }
 
 func (s *Store) scheduleCall(call func([]byte) int) (*Schedule, int, error) {
-	scratch := newScratch(512)
-	rc := call(scratch)
-	body, berr := recordBody(scratch)
-	st, err := s.status(rc)
-	if err == nil {
-		err = berr
-	}
+	st, r, err := s.record(512, call)
 	if err != nil {
 		return nil, st, err
 	}
-	r := reader{b: body}
 	return r.schedule(), st, nil
 }
 
@@ -269,16 +257,10 @@ func (sc *Schedules) List(ctx context.Context) ([]*Schedule, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	scratch := newScratch(4096)
-	rc := raw.Bittw_schedule_list(sc.s.box(), scratch)
-	body, berr := recordBody(scratch)
-	if _, err := sc.s.status(rc); err != nil {
+	_, r, err := sc.s.record(4096, func(scratch []byte) int { return raw.Bittw_schedule_list(sc.s.box(), scratch) })
+	if err != nil {
 		return nil, err
 	}
-	if berr != nil {
-		return nil, berr
-	}
-	r := reader{b: body}
 	out := make([]*Schedule, int(r.u64()))
 	for i := range out {
 		out[i] = r.schedule()

@@ -3,7 +3,6 @@ package bitt
 import (
 	"context"
 	"iter"
-	"runtime"
 	"sync"
 	"time"
 
@@ -50,18 +49,10 @@ func (p *PubSub) Subscribe(ctx context.Context, channel string) (*Subscription, 
 func (sub *Subscription) next(timeoutMs int64) (*Message, int, error) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
-	scratch := newScratch(1024)
-	rc := raw.Bitt_pubsub_next(sub.h, timeoutMs, scratch)
-	runtime.KeepAlive(sub.s.h)
-	body, berr := recordBody(scratch)
-	st, err := status(rc)
-	if err == nil {
-		err = berr
-	}
+	st, r, err := sub.s.record(1024, func(scratch []byte) int { return raw.Bitt_pubsub_next(sub.h, timeoutMs, scratch) })
 	if err != nil {
 		return nil, st, err
 	}
-	r := reader{b: body}
 	return r.message(), st, nil
 }
 

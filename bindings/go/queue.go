@@ -100,16 +100,10 @@ func (s *Store) dequeue(topic string, limit int, leaseMs, waitMs int64) ([]*Mess
 }
 
 func (s *Store) messagesCall(call func([]byte) int) ([]*Message, error) {
-	scratch := newScratch(1024)
-	rc := call(scratch)
-	body, berr := recordBody(scratch)
-	if _, err := s.status(rc); err != nil {
+	_, r, err := s.record(1024, call)
+	if err != nil {
 		return nil, err
 	}
-	if berr != nil {
-		return nil, berr
-	}
-	r := reader{b: body}
 	return r.messages(), nil
 }
 

@@ -3,6 +3,7 @@ package bitt
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
 
 	"github.com/bitt-dev/bitt/bindings/go/internal/raw"
 )
@@ -29,6 +30,30 @@ func recordBody(scratch []byte) ([]byte, error) {
 	b := make([]byte, n)
 	raw.Bittw_go_rec_take(at, b)
 	return b, nil
+}
+
+// recordCall runs a raw call that packs its result into a scratch buffer
+// of scratchSize+extra bytes: the status (>= 0) and a reader over the
+// result, or the error. The body is always taken (a malloc'd one freed).
+func recordCall(extra int, call func(scratch []byte) int) (int, *reader, error) {
+	scratch := newScratch(extra)
+	rc := call(scratch)
+	body, berr := recordBody(scratch)
+	st, err := status(rc)
+	if err == nil {
+		err = berr
+	}
+	if err != nil {
+		return st, nil, err
+	}
+	return st, &reader{b: body}, nil
+}
+
+// record is recordCall for a call on the store's box.
+func (s *Store) record(extra int, call func(scratch []byte) int) (int, *reader, error) {
+	st, r, err := recordCall(extra, call)
+	runtime.KeepAlive(s.h)
+	return st, r, err
 }
 
 type reader struct {

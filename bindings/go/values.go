@@ -130,32 +130,20 @@ func Tuple(parts ...any) ([]byte, error) {
 			return nil, &Error{Code: -1, Message: fmt.Sprintf("tuple part %d: %T is not []byte, string, integer, float or bool", i, p)}
 		}
 	}
-	scratch := newScratch(len(b) * 2)
-	rc := raw.Bittw_go_tuple_encode(b, scratch)
-	body, berr := recordBody(scratch)
-	if _, err := status(rc); err != nil {
+	_, r, err := recordCall(len(b)*2, func(scratch []byte) int { return raw.Bittw_go_tuple_encode(b, scratch) })
+	if err != nil {
 		return nil, err
 	}
-	if berr != nil {
-		return nil, berr
-	}
-	r := reader{b: body}
 	return r.bytes(), nil
 }
 
 // DecodeTuple decodes a tuple key into its parts: []byte, string, int64,
 // float64 and bool.
 func DecodeTuple(key []byte) ([]any, error) {
-	scratch := newScratch(len(key) * 2)
-	rc := raw.Bittw_go_tuple_decode(key, scratch)
-	body, berr := recordBody(scratch)
-	if _, err := status(rc); err != nil {
+	_, r, err := recordCall(len(key)*2, func(scratch []byte) int { return raw.Bittw_go_tuple_decode(key, scratch) })
+	if err != nil {
 		return nil, err
 	}
-	if berr != nil {
-		return nil, berr
-	}
-	r := reader{b: body}
 	var parts []any
 	for {
 		switch t := int(r.u64()); t {
