@@ -35,7 +35,7 @@ func recordBody(scratch []byte) ([]byte, error) {
 // recordCall runs a raw call that packs its result into a scratch buffer
 // of scratchSize+extra bytes: the status (>= 0) and a reader over the
 // result, or the error. The body is always taken (a malloc'd one freed).
-func recordCall(extra int, call func(scratch []byte) int) (int, *reader, error) {
+func recordCall(extra int, call func(scratch []byte) int) (int, reader, error) {
 	scratch := newScratch(extra)
 	rc := call(scratch)
 	body, berr := recordBody(scratch)
@@ -44,13 +44,13 @@ func recordCall(extra int, call func(scratch []byte) int) (int, *reader, error) 
 		err = berr
 	}
 	if err != nil {
-		return st, nil, err
+		return st, reader{}, err
 	}
-	return st, &reader{b: body}, nil
+	return st, reader{b: body}, nil
 }
 
 // record is recordCall for a call on the store's box.
-func (s *Store) record(extra int, call func(scratch []byte) int) (int, *reader, error) {
+func (s *Store) record(extra int, call func(scratch []byte) int) (int, reader, error) {
 	st, r, err := recordCall(extra, call)
 	runtime.KeepAlive(s.h)
 	return st, r, err
