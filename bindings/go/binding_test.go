@@ -383,3 +383,70 @@ func BenchmarkSet(b *testing.B) {
 		}
 	}
 }
+
+// Every call on a closed store fails with ErrUsage ("closed"): the core is
+// handed no store, and none of its entry points may crash on that.
+func TestEveryCallAfterClose(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open("memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := s.Atomic(ctx)
+	defer tx.Close()
+	s.Close()
+	k, m := []byte("k"), &Message{Topic: "t", ID: 1, Token: "x"}
+	calls := map[string]func() error{
+		"Migrate":     func() error { return s.Migrate(ctx) },
+		"Get":         func() error { _, err := s.KV.Get(ctx, k); return err },
+		"Take":        func() error { _, err := s.KV.Take(ctx, k); return err },
+		"Set":         func() error { _, err := s.KV.Set(ctx, k, k); return err },
+		"Add":         func() error { _, _, err := s.KV.Add(ctx, k, k); return err },
+		"Delete":      func() error { _, err := s.KV.Delete(ctx, k); return err },
+		"Increment":   func() error { _, err := s.KV.Increment(ctx, k, 1); return err },
+		"GetMany":     func() error { _, err := s.KV.GetMany(ctx, [][]byte{k}); return err },
+		"Page":        func() error { _, _, err := s.KV.Page(ctx, ListOptions{}); return err },
+		"Purge":       func() error { _, err := s.KV.PurgeExpired(ctx); return err },
+		"TxnSet":      func() error { return tx.Set(k, k) },
+		"TxnCommit":   func() error { _, err := tx.Commit(ctx); return err },
+		"Enqueue":     func() error { _, err := s.Queue.Enqueue(ctx, "t", k); return err },
+		"Dequeue":     func() error { _, err := s.Queue.Dequeue(ctx, "t", DequeueOptions{}); return err },
+		"Ack":         func() error { return s.Queue.Ack(ctx, m) },
+		"Nack":        func() error { return s.Queue.Nack(ctx, m, "e") },
+		"Extend":      func() error { return s.Queue.Extend(ctx, m, time.Second) },
+		"DeadList":    func() error { _, err := s.Queue.DeadList(ctx, "t", 0, 0); return err },
+		"DeadRetry":   func() error { _, err := s.Queue.DeadRetry(ctx, "t", 0); return err },
+		"DeadDelete":  func() error { _, err := s.Queue.DeadDelete(ctx, "t", 0); return err },
+		"Stats":       func() error { _, err := s.Queue.Stats(ctx, "t"); return err },
+		"Acquire":     func() error { _, err := s.Leases.Acquire(ctx, "l", "o", time.Second); return err },
+		"Renew":       func() error { _, err := s.Leases.Renew(ctx, "l", "o", 1, time.Second); return err },
+		"Release":     func() error { return s.Leases.Release(ctx, "l", "o", 1) },
+		"LeaseGet":    func() error { _, err := s.Leases.Get(ctx, "l"); return err },
+		"Append":      func() error { _, err := s.Outbox.Append(ctx, "s", k); return err },
+		"Pending":     func() error { _, err := s.Outbox.Pending(ctx, "s", 0); return err },
+		"OutboxAck":   func() error { _, err := s.Outbox.Ack(ctx, "s", []uint64{1}); return err },
+		"Fail":        func() error { _, err := s.Outbox.Fail(ctx, "s", 1, "e", 0); return err },
+		"Park":        func() error { _, err := s.Outbox.Park(ctx, "s", 1, ParkPoison, "e"); return err },
+		"Parked":      func() error { _, err := s.Outbox.Parked(ctx, "s", 0, 0); return err },
+		"Retry":       func() error { _, err := s.Outbox.Retry(ctx, "s", nil); return err },
+		"Discard":     func() error { _, err := s.Outbox.Discard(ctx, "s", nil); return err },
+		"Counts":      func() error { _, _, err := s.Outbox.Counts(ctx, "s"); return err },
+		"Publish":     func() error { return s.PubSub.Publish(ctx, "c", k) },
+		"Subscribe":   func() error { _, err := s.PubSub.Subscribe(ctx, "c"); return err },
+		"BudgetTake":  func() error { _, err := s.Budgets.Take(ctx, "b", 1, 1, time.Second, 1); return err },
+		"Upsert":      func() error { return s.Schedules.Upsert(ctx, "k", time.Second, k, 0) },
+		"Claim":       func() error { _, err := s.Schedules.Claim(ctx, ""); return err },
+		"SchedGet":    func() error { _, err := s.Schedules.Get(ctx, "k"); return err },
+		"SchedList":   func() error { _, err := s.Schedules.List(ctx); return err },
+		"SchedDelete": func() error { _, err := s.Schedules.Delete(ctx, "k"); return err },
+		"SetManual":   func() error { return s.Clock.SetManual(1) },
+		"Advance":     func() error { return s.Clock.Advance(time.Second) },
+		"UseSystem":   func() error { return s.Clock.UseSystem() },
+		"Now":         func() error { _, err := s.Clock.Now(); return err },
+	}
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "closed") {
+			t.Errorf("%s on a closed store: %v", name, err)
+		}
+	}
+}
