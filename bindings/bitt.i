@@ -794,9 +794,10 @@ PyObject *bittw_tuple_decode(PyObject *keyobj)
 
 /* ======================================================================= */
 #ifdef SWIGGO
-/* Go (swig -go -cgo -intgosize 64): to be written (issue: Go binding).
- * Keep this package internal; read the error message inside the failing
- * call (a C shim), as a goroutine can change OS threads between calls. */
+/* Go (swig -go -cgo -intgosize 64): the typemaps and helpers are in
+ * bindings/go/bitt_go.i (generate with -Ibindings). The package is
+ * internal; package bitt (bindings/go) wraps it. */
+%include "go/bitt_go.i"
 #endif
 
 /* ---- the box and helpers shared by every language ---------------------- */

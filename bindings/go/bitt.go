@@ -1,0 +1,201 @@
+// Package bitt is the Go binding of bitt: one durable state core (KV with
+// TTL and atomic commits, a work queue, leases, an outbox, pubsub, rate
+// budgets and schedules) over memory, SQLite, PostgreSQL and Redis.
+//
+// It is a thin layer over the C library (linked through pkg-config): every
+// rule is the core's. A *Store is safe for use by many goroutines. Methods
+// take a context: a done context fails a call before it starts, and the
+// waits (Queue.Dequeue with a Wait, Subscription.Next) end at its deadline
+// or cancellation. A call already inside the core is not interrupted.
+package bitt
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bitt-dev/bitt/bindings/go/internal/raw"
+)
+
+// Kind is the tag a stored value carries (bindings/VALUES.md).
+type Kind int
+
+const (
+	KindBytes   Kind = 0
+	KindJSON    Kind = 1
+	KindCounter Kind = 2
+)
+
+// Version is the version of the loaded C library ("0.2.0").
+func Version() string { return raw.Bitt_version() }
+
+// handle owns the C box; its cleanup frees the box once neither the Store
+// nor a call in flight can reach it (a safety net: call Close).
+type handle struct {
+	box    uintptr
+	closed atomic.Bool
+}
+
+// Store is an open store. Close it when done.
+type Store struct {
+	h *handle
+
+	KV        *KV
+	Queue     *Queue
+	Leases    *Leases
+	Outbox    *Outbox
+	PubSub    *PubSub
+	Budgets   *Budgets
+	Schedules *Schedules
+	Clock     *Clock
+
+	mu   sync.Mutex
+	subs map[*Subscription]struct{}
+}
+
+// Open opens a store: "memory:", "sqlite:PATH", "postgres://...",
+// "redis://..." (options as a query string, see the README).
+func Open(url string) (*Store, error) {
+	var box uintptr
+	if _, err := status(raw.Bittw_open(url, &box)); err != nil {
+		return nil, err
+	}
+	h := &handle{box: box}
+	runtime.SetFinalizer(h, func(h *handle) { raw.Bittw_free(h.box) })
+	s := &Store{h: h, subs: map[*Subscription]struct{}{}}
+	s.KV = &KV{s}
+	s.Queue = &Queue{s}
+	s.Leases = &Leases{s}
+	s.Outbox = &Outbox{s}
+	s.PubSub = &PubSub{s}
+	s.Budgets = &Budgets{s}
+	s.Schedules = &Schedules{s}
+	s.Clock = &Clock{s}
+	return s, nil
+}
+
+// Close closes the store's subscriptions and the store; it waits for calls
+// in flight. Later calls fail with ErrUsage ("the store is closed").
+// Closing twice is fine.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	subs := make([]*Subscription, 0, len(s.subs))
+	for sub := range s.subs {
+		subs = append(subs, sub)
+	}
+	s.mu.Unlock()
+	for _, sub := range subs {
+		sub.Close()
+	}
+	if s.h.closed.CompareAndSwap(false, true) {
+		raw.Bittw_close(s.h.box)
+	}
+	runtime.KeepAlive(s.h)
+	return nil
+}
+
+// Backend names the store's backend: "memory", "sqlite", "postgres", "redis"
+// ("" once closed).
+func (s *Store) Backend() string {
+	b := raw.Bitt_store_backend(s.h.box)
+	runtime.KeepAlive(s.h)
+	return b
+}
+
+// Migrate creates or upgrades the schema (Open already does).
+func (s *Store) Migrate(ctx context.Context) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	return s.done(raw.Bitt_store_migrate(s.h.box))
+}
+
+// box is the C box for one call; the caller ends with s.done or s.status,
+// which keep the handle alive until the call has returned.
+func (s *Store) box() uintptr { return s.h.box }
+
+func (s *Store) status(rc int) (int, error) {
+	runtime.KeepAlive(s.h)
+	return status(rc)
+}
+
+func (s *Store) done(rc int) error {
+	_, err := s.status(rc)
+	return err
+}
+
+func ctxErr(ctx context.Context) error {
+	if ctx == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return &ctxError{err}
+	}
+	return nil
+}
+
+// ctxError wraps ctx.Err() so that errors.Is(err, context.Canceled) and
+// errors.Is(err, context.DeadlineExceeded) work.
+type ctxError struct{ err error }
+
+func (e *ctxError) Error() string { return "bitt: " + e.err.Error() }
+func (e *ctxError) Unwrap() error { return e.err }
+
+// ---- options ----------------------------------------------------------
+
+// Option adjusts a write: TTL, WithKind, Delay, MaxAttempts, Dedup.
+type Option func(*options)
+
+type options struct {
+	ttl         int64
+	kind        Kind
+	delay       int64
+	delaySet    bool
+	maxAttempts uint32
+	dedup       []byte
+}
+
+func collect(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// ms converts a duration to whole milliseconds, rounding a positive
+// fraction up (a 1 µs TTL must not mean "no expiry").
+func ms(d time.Duration) int64 {
+	if d > 0 {
+		return int64((d + time.Millisecond - 1) / time.Millisecond)
+	}
+	return int64(d / time.Millisecond)
+}
+
+// TTL makes a key expire d after the write (0: never).
+func TTL(d time.Duration) Option { return func(o *options) { o.ttl = ms(d) } }
+
+// WithKind tags the value (default KindBytes).
+func WithKind(k Kind) Option { return func(o *options) { o.kind = k } }
+
+// Delay makes an enqueued message claimable d from now; for Nack, the
+// delay before the next delivery (default: the store's backoff).
+func Delay(d time.Duration) Option {
+	return func(o *options) { o.delay, o.delaySet = ms(d), true }
+}
+
+// MaxAttempts sets how many deliveries a message gets before it is
+// dead-lettered (0: the default, 3).
+func MaxAttempts(n uint32) Option { return func(o *options) { o.maxAttempts = n } }
+
+// Dedup keeps at most one live message per key on the topic.
+func Dedup(key []byte) Option {
+	return func(o *options) {
+		if key == nil {
+			key = []byte{}
+		}
+		o.dedup = key
+	}
+}

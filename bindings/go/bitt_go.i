@@ -1,0 +1,552 @@
+/*
+ * bitt_go.i: the Go block of bindings/bitt.i (swig -go -cgo -intgosize 64),
+ * included from its #ifdef SWIGGO place. The generated package
+ * (bindings/go/internal/raw) is internal; package bitt wraps it.
+ *
+ * How results cross cgo (every rule here follows the cgo pointer rules: Go
+ * passes C only memory that holds no Go pointers, and C keeps no Go pointer
+ * after the call):
+ *  - handles (store box, txn, subscription) are uintptr values;
+ *  - bytes in are []byte, borrowed for the call (a nil slice is NULL where
+ *    the argument is optional, "" elsewhere);
+ *  - a status < 0 comes back as an error record: the message is read with
+ *    bitt_error_last() inside the very call that failed (a goroutine may run
+ *    on another OS thread for its next call), copied into malloc'd memory,
+ *    and the call returns minus its address (<= -4096; real statuses are
+ *    small). Go reads and frees it with bittw_go_error_take;
+ *  - structured results (entries, messages, schedules, owners, tuples) are
+ *    packed into a []byte scratch buffer Go passes in; when they do not fit,
+ *    into malloc'd memory that Go copies and frees with bittw_go_rec_take.
+ *    The scratch buffer starts with a 16-byte header: the body length and
+ *    the address of the malloc'd body (0: the body follows the header).
+ */
+
+/* The C library comes from pkg-config (after `cmake --install`). */
+%insert(cgo_comment_typedefs) %{
+#cgo pkg-config: bitt
+%}
+
+%{
+
+/* Set by a handle typemap when its store, txn or subscription is closed;
+ * read and cleared by the status typemap of the same C call, so the
+ * thread-local is never seen by another call. */
+static _Thread_local const char *bittw_go_refused;
+
+static void bittw_go_refuse(const char *msg)
+{
+    if (!bittw_go_refused)
+        bittw_go_refused = msg;
+}
+
+/* An error record: the code, then the NUL-terminated message. */
+static intgo bittw_go_error(int code, const char *msg)
+{
+    if (!msg || !*msg)
+        msg = bitt_strerror(code);
+    size_t n = strlen(msg);
+    char *rec = malloc(sizeof(int) + n + 1);
+    if (!rec)
+        return code;
+    memcpy(rec, &code, sizeof code);
+    memcpy(rec + sizeof(int), msg, n + 1);
+    return -(intgo)(uintptr_t)rec;
+}
+
+static intgo bittw_go_status(int rc)
+{
+    const char *refused = bittw_go_refused;
+    if (refused) {
+        bittw_go_refused = NULL;
+        return bittw_go_error(BITT_EUSAGE, refused);
+    }
+    if (rc >= 0)
+        return rc;
+    return bittw_go_error(rc, bitt_error_last());
+}
+
+/* ---- the record writer -------------------------------------------------- */
+typedef struct bittw_rec {
+    uint8_t *head; /* Go's scratch buffer */
+    uint8_t *buf;  /* head + 16, or malloc'd once the body outgrew it */
+    size_t len, cap;
+    int heap, failed;
+} bittw_rec;
+
+static void bittw_rec_init(bittw_rec *r, _goslice_ s)
+{
+    memset(r, 0, sizeof *r);
+    r->head = s.array;
+    if (!r->head || s.len < 16) {
+        r->head = NULL;
+        r->failed = 1;
+        return;
+    }
+    r->buf = r->head + 16;
+    r->cap = (size_t)s.len - 16;
+}
+
+static void bittw_rec_put(bittw_rec *r, const void *p, size_t n)
+{
+    if (r->failed)
+        return;
+    if (n > r->cap - r->len) {
+        size_t cap = r->cap * 2;
+        if (cap < r->len + n)
+            cap = r->len + n;
+        if (cap < 256)
+            cap = 256;
+        uint8_t *nb = malloc(cap);
+        if (!nb) {
+            r->failed = 1;
+            return;
+        }
+        memcpy(nb, r->buf, r->len);
+        if (r->heap)
+            free(r->buf);
+        r->buf = nb;
+        r->cap = cap;
+        r->heap = 1;
+    }
+    if (n)
+        memcpy(r->buf + r->len, p, n);
+    r->len += n;
+}
+
+static void bittw_rec_u64(bittw_rec *r, uint64_t v)
+{
+    bittw_rec_put(r, &v, sizeof v);
+}
+
+/* Bytes: their length, then the bytes; NULL is the length UINT64_MAX. */
+static void bittw_rec_bytes(bittw_rec *r, const void *p, size_t n)
+{
+    if (!p) {
+        bittw_rec_u64(r, UINT64_MAX);
+        return;
+    }
+    bittw_rec_u64(r, n);
+    bittw_rec_put(r, p, n);
+}
+
+static void bittw_rec_str(bittw_rec *r, const char *s)
+{
+    bittw_rec_bytes(r, s, s ? strlen(s) : 0);
+}
+
+/* Writes the header; a failed record (no memory) has length UINT64_MAX. */
+static void bittw_rec_end(bittw_rec *r)
+{
+    if (!r->head)
+        return;
+    uint64_t len = r->failed ? UINT64_MAX : r->len;
+    uint64_t at = (r->heap && !r->failed) ? (uint64_t)(uintptr_t)r->buf : 0;
+    if (r->failed && r->heap)
+        free(r->buf);
+    memcpy(r->head, &len, 8);
+    memcpy(r->head + 8, &at, 8);
+}
+
+static void bittw_rec_entry(bittw_rec *r, const bitt_entry *e)
+{
+    bittw_rec_u64(r, e != NULL);
+    if (!e)
+        return;
+    size_t kl = 0, vl = 0;
+    const uint8_t *k = bitt_entry_key(e, &kl);
+    const uint8_t *v = bitt_entry_value(e, &vl);
+    bittw_rec_bytes(r, k ? k : (const uint8_t *)"", kl);
+    bittw_rec_bytes(r, v ? v : (const uint8_t *)"", vl);
+    bittw_rec_u64(r, (uint64_t)bitt_entry_kind(e));
+    bittw_rec_u64(r, bitt_entry_version(e));
+    bittw_rec_u64(r, (uint64_t)bitt_entry_expires_at(e));
+}
+
+static void bittw_rec_entries(bittw_rec *r, const bitt_entries *es)
+{
+    size_t n = es ? bitt_entries_count(es) : 0;
+    bittw_rec_u64(r, n);
+    for (size_t i = 0; i < n; i++)
+        bittw_rec_entry(r, bitt_entries_at(es, i));
+    bittw_rec_str(r, es ? bitt_entries_cursor(es) : NULL);
+}
+
+static void bittw_rec_message(bittw_rec *r, const bitt_message *m)
+{
+    bittw_rec_u64(r, m != NULL);
+    if (!m)
+        return;
+    size_t pl = 0;
+    const uint8_t *p = bitt_message_payload(m, &pl);
+    bittw_rec_u64(r, bitt_message_id(m));
+    bittw_rec_str(r, bitt_message_topic(m));
+    bittw_rec_bytes(r, p ? p : (const uint8_t *)"", pl);
+    bittw_rec_u64(r, (uint64_t)bitt_message_kind(m));
+    bittw_rec_str(r, bitt_message_token(m));
+    bittw_rec_u64(r, bitt_message_attempts(m));
+    bittw_rec_u64(r, bitt_message_max_attempts(m));
+    bittw_rec_str(r, bitt_message_last_error(m));
+    bittw_rec_u64(r, (uint64_t)bitt_message_created_at(m));
+    bittw_rec_u64(r, (uint64_t)bitt_message_due_at(m));
+    bittw_rec_u64(r, (uint64_t)bitt_message_failed_at(m));
+    bittw_rec_u64(r, (uint64_t)bitt_message_park_reason(m));
+}
+
+static void bittw_rec_messages(bittw_rec *r, const bitt_messages *ms)
+{
+    size_t n = ms ? bitt_messages_count(ms) : 0;
+    bittw_rec_u64(r, n);
+    for (size_t i = 0; i < n; i++)
+        bittw_rec_message(r, bitt_messages_at(ms, i));
+}
+
+static void bittw_rec_schedule(bittw_rec *r, const bitt_schedule *s)
+{
+    bittw_rec_u64(r, s != NULL);
+    if (!s)
+        return;
+    size_t pl = 0;
+    const uint8_t *p = bitt_schedule_payload(s, &pl);
+    bittw_rec_str(r, bitt_schedule_key(s));
+    bittw_rec_u64(r, (uint64_t)bitt_schedule_interval(s));
+    bittw_rec_bytes(r, p ? p : (const uint8_t *)"", pl);
+    bittw_rec_u64(r, (uint64_t)bitt_schedule_kind(s));
+    bittw_rec_u64(r, (uint64_t)bitt_schedule_next_run_at(s));
+    bittw_rec_u64(r, (uint64_t)bitt_schedule_occurrence(s));
+}
+
+/* A name that may be absent: a nil slice is NULL, else a NUL-terminated
+ * copy (freed by the caller). */
+static char *bittw_go_opt_cstr(_goslice_ s)
+{
+    if (!s.array)
+        return NULL;
+    char *c = malloc((size_t)s.len + 1);
+    if (!c) {
+        bittw_go_refuse("out of memory");
+        return NULL;
+    }
+    memcpy(c, s.array, (size_t)s.len);
+    c[s.len] = '\0';
+    return c;
+}
+%}
+
+/* ---- status -> error record ------------------------------------------- */
+%typemap(out) int "$result = bittw_go_status($1);"
+%typemap(out) int bitt_version_number "$result = $1;"
+%typemap(out) int bitt_error_last_code "$result = $1;"
+%typemap(out) const char *bitt_store_backend {
+  bittw_go_refused = NULL;
+  $result = Swig_AllocateString((char *)$1, $1 ? strlen((char *)$1) : 0);
+}
+
+/* ---- handles ------------------------------------------------------------ */
+%typemap(gotype) bitt_store *store, const bitt_store *store, bittw_store *lbox, bittw_store *box,
+                 bitt_txn *txn, bitt_sub *sub, bittw_txn *h, bittw_sub *h "uintptr"
+%typemap(imtype) bitt_store *store, const bitt_store *store, bittw_store *lbox, bittw_store *box,
+                 bitt_txn *txn, bitt_sub *sub, bittw_txn *h, bittw_sub *h "uintptr"
+
+/* A store argument holds the box's read lock for the call; a closed box
+ * passes NULL (the core refuses it) and the status says "closed". */
+%typemap(in) bitt_store *store (bittw_store *box = NULL) {
+  box = (bittw_store *)$input;
+  if (!box || bittw_enter(box) != 0) {
+    box = NULL;
+    bittw_go_refuse("the store is closed");
+    $1 = NULL;
+  } else {
+    $1 = bittw_store_of(box);
+  }
+}
+%typemap(freearg) bitt_store *store {
+  if (box$argnum) bittw_leave(box$argnum);
+}
+%typemap(in) const bitt_store *store = bitt_store *store;
+%typemap(freearg) const bitt_store *store = bitt_store *store;
+
+%typemap(in) bittw_store *lbox (bittw_store *box = NULL) {
+  box = (bittw_store *)$input;
+  if (!box || bittw_enter(box) != 0) {
+    box = NULL;
+    bittw_go_refuse("the store is closed");
+  }
+  $1 = box;
+}
+%typemap(freearg) bittw_store *lbox {
+  if (box$argnum) bittw_leave(box$argnum);
+}
+/* The helpers behind these dereference the box: skip them when refused. */
+%exception bittw_txn_begin {
+  if (!arg1) { *arg2 = NULL; result = BITT_EUSAGE; } else { $action }
+}
+%exception bittw_pubsub_subscribe {
+  if (!arg1) { *arg3 = NULL; result = BITT_EUSAGE; } else { $action }
+}
+
+%typemap(in) bittw_store *box, bittw_txn *h, bittw_sub *h "$1 = ($1_ltype)$input;"
+
+%define BITTW_GO_HANDLE_IN(CTYPE, HTYPE, FIELD, WHAT)
+%typemap(in) CTYPE *FIELD (HTYPE *h = NULL, bittw_store *box = NULL) {
+  h = (HTYPE *)$input;
+  $1 = NULL;
+  if (!h || !h->FIELD) {
+    bittw_go_refuse("the " WHAT " is closed");
+  } else if (bittw_enter(bittw_box_of_##FIELD(h)) != 0) {
+    bittw_go_refuse("the store is closed");
+  } else {
+    box = bittw_box_of_##FIELD(h);
+    $1 = h->FIELD;
+  }
+}
+%typemap(freearg) CTYPE *FIELD {
+  if (box$argnum) bittw_leave(box$argnum);
+}
+%enddef
+BITTW_GO_HANDLE_IN(bitt_txn, bittw_txn, txn, "transaction")
+BITTW_GO_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
+
+/* Handles out: written into a Go uintptr. */
+%typemap(gotype) bittw_store **box_out, bittw_txn **out, bittw_sub **out "*uintptr"
+%typemap(in) bittw_store **box_out, bittw_txn **out, bittw_sub **out "$1 = ($1_ltype)$input;"
+
+/* ---- bytes in ------------------------------------------------------------ */
+%typemap(gotype) (const void *key, size_t key_len), (const void *value, size_t value_len),
+                 (const void *payload, size_t payload_len), (const void *event, size_t event_len),
+                 (const void *data, size_t len), (void *dst, size_t dst_len) "[]byte"
+%typemap(in) (const void *key, size_t key_len) {
+  $1 = $input.array ? $input.array : (void *)"";
+  $2 = (size_t)$input.len;
+}
+%typemap(in) (const void *value, size_t value_len) = (const void *key, size_t key_len);
+%typemap(in) (const void *payload, size_t payload_len) = (const void *key, size_t key_len);
+%typemap(in) (const void *event, size_t event_len) = (const void *key, size_t key_len);
+%typemap(in) (const void *data, size_t len) = (const void *key, size_t key_len);
+%typemap(in) (void *dst, size_t dst_len) = (const void *key, size_t key_len);
+
+/* Optional bytes: a nil slice is "not given" (NULL). */
+%typemap(gotype) (const void *dedup, size_t dedup_len), (const void *prefix, size_t prefix_len),
+                 (const void *start, size_t start_len), (const void *end, size_t end_len) "[]byte"
+%typemap(in) (const void *dedup, size_t dedup_len) {
+  $1 = $input.array;
+  $2 = $input.array ? (size_t)$input.len : 0;
+}
+%typemap(in) (const void *prefix, size_t prefix_len) = (const void *dedup, size_t dedup_len);
+%typemap(in) (const void *start, size_t start_len) = (const void *dedup, size_t dedup_len);
+%typemap(in) (const void *end, size_t end_len) = (const void *dedup, size_t dedup_len);
+
+/* Optional names and texts: a nil slice is NULL. */
+%typemap(gotype) const char *error, const char *cursor, const char *prefix "[]byte"
+%typemap(in) const char *error, const char *cursor, const char *prefix "$1 = bittw_go_opt_cstr($input);"
+%typemap(freearg) const char *error, const char *cursor, const char *prefix "free($1);"
+
+/* uint64 lists: a nil slice is "no list" (NULL), an empty one is not. */
+%typemap(gotype) (const uint64_t *seqs, size_t count) "[]uint64"
+%typemap(in) (const uint64_t *seqs, size_t count) {
+  $1 = $input.array;
+  $2 = (size_t)$input.len;
+}
+
+/* get-many keys: one []byte of (uint64 length, bytes) pairs, so that no Go
+ * pointer is passed inside Go memory. */
+%typemap(gotype) (const void *const *keys, const size_t *key_lens, size_t count) "[]byte"
+%typemap(in) (const void *const *keys, const size_t *key_lens, size_t count)
+    (const void **ptrs = NULL, size_t *lens = NULL) {
+  {
+    const uint8_t *p_ = $input.array, *end_ = p_ + $input.len;
+    size_t n_ = 0;
+    for (const uint8_t *q_ = p_; q_ && end_ - q_ >= 8; n_++) {
+      uint64_t l_;
+      memcpy(&l_, q_, 8);
+      q_ += 8 + l_;
+    }
+    ptrs = calloc(n_ ? n_ : 1, sizeof *ptrs);
+    lens = calloc(n_ ? n_ : 1, sizeof *lens);
+    if (!ptrs || !lens) {
+      bittw_go_refuse("out of memory");
+      n_ = 0;
+    }
+    for (size_t i_ = 0; i_ < n_; i_++) {
+      uint64_t l_;
+      memcpy(&l_, p_, 8);
+      ptrs[i_] = p_ + 8;
+      lens[i_] = (size_t)l_;
+      p_ += 8 + l_;
+    }
+    $1 = ($1_ltype)ptrs;
+    $2 = lens;
+    $3 = n_;
+  }
+}
+%typemap(freearg) (const void *const *keys, const size_t *key_lens, size_t count) {
+  free(ptrs$argnum);
+  free(lens$argnum);
+}
+
+/* ---- records out ----------------------------------------------------- */
+%define BITTW_GO_REC_OUT(DECL, TMP, PACK, FREE)
+%typemap(gotype) DECL "[]byte"
+%typemap(in) DECL (TMP = NULL) "$1 = &tmp;";
+%typemap(argout) DECL {
+  bittw_rec r_;
+  bittw_rec_init(&r_, $input);
+  PACK(&r_, *$1);
+  bittw_rec_end(&r_);
+}
+%typemap(freearg) DECL "FREE(*$1);";
+%enddef
+BITTW_GO_REC_OUT(bitt_entry **out, bitt_entry *tmp, bittw_rec_entry, bitt_entry_free)
+BITTW_GO_REC_OUT(bitt_entries **out, bitt_entries *tmp, bittw_rec_entries, bitt_entries_free)
+BITTW_GO_REC_OUT(bitt_message **out, bitt_message *tmp, bittw_rec_message, bitt_message_free)
+BITTW_GO_REC_OUT(bitt_messages **out, bitt_messages *tmp, bittw_rec_messages, bitt_messages_free)
+BITTW_GO_REC_OUT(bitt_schedule **out, bitt_schedule *tmp, bittw_rec_schedule, bitt_schedule_free)
+
+%typemap(gotype) (bitt_schedule ***list_out, size_t *count_out) "[]byte"
+%typemap(in) (bitt_schedule ***list_out, size_t *count_out) (bitt_schedule **tmp = NULL, size_t n = 0)
+  "$1 = &tmp; $2 = &n;";
+%typemap(argout) (bitt_schedule ***list_out, size_t *count_out) {
+  bittw_rec r_;
+  bittw_rec_init(&r_, $input);
+  bittw_rec_u64(&r_, *$2);
+  for (size_t i_ = 0; i_ < *$2; i_++)
+    bittw_rec_schedule(&r_, (*$1)[i_]);
+  bittw_rec_end(&r_);
+}
+%typemap(freearg) (bitt_schedule ***list_out, size_t *count_out) "bitt_schedule_list_free(*$1, *$2);";
+
+%typemap(gotype) bitt_buf *owner_out "[]byte"
+%typemap(in) bitt_buf *owner_out (bitt_buf tmp = {NULL, 0, 0}) "$1 = &tmp;";
+%typemap(argout) bitt_buf *owner_out {
+  bittw_rec r_;
+  bittw_rec_init(&r_, $input);
+  bittw_rec_bytes(&r_, $1->ptr, $1->len);
+  bittw_rec_end(&r_);
+}
+%typemap(freearg) bitt_buf *owner_out "bitt_buf_dispose($1);";
+
+/* Queue stats: five numbers into a []uint64 of at least 5. */
+%typemap(gotype) bitt_queue_stats *stats_out "[]uint64"
+%typemap(in) bitt_queue_stats *stats_out (bitt_queue_stats tmp) {
+  memset(&tmp, 0, sizeof tmp);
+  tmp.version = BITT_QUEUE_STATS_VERSION;
+  $1 = &tmp;
+}
+%typemap(argout) bitt_queue_stats *stats_out {
+  if ($input.len >= 5) {
+    uint64_t *o_ = $input.array;
+    o_[0] = $1->pending;
+    o_[1] = $1->delayed;
+    o_[2] = $1->processing;
+    o_[3] = $1->dead;
+    o_[4] = (uint64_t)$1->oldest_pending_at;
+  }
+}
+
+/* A record a Go-only helper fills itself. */
+%typemap(gotype) bittw_rec *rec "[]byte"
+%typemap(in) bittw_rec *rec (bittw_rec r) "bittw_rec_init(&r, $input); $1 = &r;";
+%typemap(argout) bittw_rec *rec "bittw_rec_end($1);";
+
+%inline %{
+/* Copies a malloc'd record body (of dst_len bytes) into Go memory and
+ * frees it. */
+void bittw_go_rec_take(uint64_t at, void *dst, size_t dst_len)
+{
+    void *p = (void *)(uintptr_t)at;
+    if (p && dst_len)
+        memcpy(dst, p, dst_len);
+    free(p);
+}
+
+/* Reads and frees an error record (a status <= -4096): returns its code
+ * and copies its message, NUL-terminated and cut to fit, into dst. */
+int64_t bittw_go_error_take(int64_t status, void *dst, size_t dst_len)
+{
+    char *rec = (char *)(uintptr_t)(-status);
+    int code;
+    memcpy(&code, rec, sizeof code);
+    if (dst_len) {
+        size_t n = strlen(rec + sizeof(int));
+        if (n >= dst_len)
+            n = dst_len - 1;
+        memcpy(dst, rec + sizeof(int), n);
+        ((char *)dst)[n] = '\0';
+    }
+    free(rec);
+    return code;
+}
+
+/* Encodes a tuple key from parts Go serialised as (type, value) pairs of
+ * uint64: bytes and string parts give a length and the bytes follow; int
+ * and bool the value; float its IEEE-754 bits. The key is a record of one
+ * bytes field. */
+int bittw_go_tuple_encode(const void *data, size_t len, bittw_rec *rec)
+{
+    bitt_buf key = {NULL, 0, 0};
+    const uint8_t *p = data, *end = p + len;
+    int rc = BITT_OK;
+    while (rc >= 0 && end - p >= 16) {
+        uint64_t type, v;
+        memcpy(&type, p, 8);
+        memcpy(&v, p + 8, 8);
+        p += 16;
+        if (type == BITT_TUPLE_BYTES || type == BITT_TUPLE_STRING) {
+            if (v > (uint64_t)(end - p)) {
+                rc = BITT_EINVAL;
+                break;
+            }
+            rc = type == BITT_TUPLE_BYTES ? bitt_tuple_push_bytes(&key, p, (size_t)v)
+                                          : bitt_tuple_push_string(&key, (const char *)p, (size_t)v);
+            p += v;
+        } else if (type == BITT_TUPLE_INT) {
+            rc = bitt_tuple_push_int(&key, (int64_t)v);
+        } else if (type == BITT_TUPLE_FLOAT) {
+            double d;
+            memcpy(&d, &v, sizeof d);
+            rc = bitt_tuple_push_float(&key, d);
+        } else if (type == BITT_TUPLE_BOOL) {
+            rc = bitt_tuple_push_bool(&key, v != 0);
+        } else {
+            rc = BITT_EINVAL;
+        }
+    }
+    if (rc >= 0)
+        bittw_rec_bytes(rec, key.ptr ? key.ptr : (const uint8_t *)"", key.len);
+    bitt_buf_dispose(&key);
+    return rc;
+}
+
+/* Decodes a tuple key: a record of (type, value) pairs as above, ended by
+ * type 0. */
+int bittw_go_tuple_decode(const void *key, size_t key_len, bittw_rec *rec)
+{
+    bitt_buf data = {NULL, 0, 0};
+    size_t off = 0;
+    int rc;
+    for (;;) {
+        int type = 0;
+        int64_t iv = 0;
+        double fv = 0;
+        rc = bitt_tuple_next(key, key_len, &off, &type, &data, &iv, &fv);
+        if (rc == BITT_NOTFOUND) {
+            rc = BITT_OK;
+            break;
+        }
+        if (rc < 0)
+            break;
+        bittw_rec_u64(rec, (uint64_t)type);
+        if (type == BITT_TUPLE_BYTES || type == BITT_TUPLE_STRING) {
+            bittw_rec_bytes(rec, data.ptr ? data.ptr : (const uint8_t *)"", data.len);
+        } else if (type == BITT_TUPLE_FLOAT) {
+            uint64_t bits;
+            memcpy(&bits, &fv, sizeof bits);
+            bittw_rec_u64(rec, bits);
+        } else {
+            bittw_rec_u64(rec, (uint64_t)iv);
+        }
+    }
+    bittw_rec_u64(rec, 0);
+    bitt_buf_dispose(&data);
+    return rc;
+}
+%}

@@ -1,0 +1,3 @@
+module github.com/bitt-dev/bitt/bindings/go
+
+go 1.23

@@ -1,0 +1,185 @@
+package bitt
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/bitt-dev/bitt/bindings/go/internal/raw"
+)
+
+// Message is a queue message, an outbox event or a published message.
+type Message struct {
+	ID          uint64 // queue: the message id; outbox: the sequence number
+	Topic       string // topic, stream or channel
+	Payload     []byte
+	Kind        Kind
+	Token       string // queue: this delivery's ack token
+	Attempts    uint32
+	MaxAttempts uint32
+	LastError   string
+	CreatedAt   int64
+	DueAt       int64
+	FailedAt    int64
+	ParkReason  int
+
+	hasToken, hasLastError bool
+}
+
+// JSON decodes a KindJSON payload into v.
+func (m *Message) JSON(v any) error { return json.Unmarshal(m.Payload, v) }
+
+// Queue is the work-queue namespace of a store.
+type Queue struct{ s *Store }
+
+// DequeueOptions: Limit messages (0: 1), each leased for Lease (0: the
+// store's queue_lease), waiting up to Wait for a first one.
+type DequeueOptions struct {
+	Limit int
+	Lease time.Duration
+	Wait  time.Duration
+}
+
+// Enqueue adds a message (options Delay, MaxAttempts, Dedup, WithKind) and
+// returns its id (with Dedup: the live message's id when one holds the key).
+func (q *Queue) Enqueue(ctx context.Context, topic string, payload []byte, opts ...Option) (uint64, error) {
+	if err := ctxErr(ctx); err != nil {
+		return 0, err
+	}
+	o := collect(opts)
+	var id uint64
+	_, err := q.s.status(raw.Bittw_queue_enqueue(q.s.box(), topic, payload, int(o.kind), o.delay,
+		uint(o.maxAttempts), o.dedup, &id))
+	return id, err
+}
+
+// waitSlice bounds one C wait, so that a cancelled context is seen soon.
+const waitSlice = 100 * time.Millisecond
+
+// sliceWait returns the next C wait (ms) within total and ctx's deadline.
+func sliceWait(ctx context.Context, until time.Time) int64 {
+	d := time.Until(until)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		d = time.Until(dl)
+	}
+	if d > waitSlice {
+		d = waitSlice
+	}
+	if d <= 0 {
+		return 0
+	}
+	return ms(d)
+}
+
+// Dequeue leases up to o.Limit messages of topic; it waits up to o.Wait (and
+// no longer than ctx allows) for a first one. No message: an empty slice.
+func (q *Queue) Dequeue(ctx context.Context, topic string, o DequeueOptions) ([]*Message, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	until := time.Now().Add(o.Wait)
+	for {
+		wait := int64(0)
+		if o.Wait > 0 {
+			wait = sliceWait(ctx, until)
+		}
+		msgs, err := q.s.dequeue(topic, o.Limit, ms(o.Lease), wait)
+		if err != nil || len(msgs) > 0 || o.Wait <= 0 || !time.Now().Before(until) {
+			return msgs, err
+		}
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (s *Store) dequeue(topic string, limit int, leaseMs, waitMs int64) ([]*Message, error) {
+	return s.messagesCall(func(scratch []byte) int {
+		return raw.Bittw_queue_dequeue(s.box(), topic, uint(limit), leaseMs, waitMs, scratch)
+	})
+}
+
+func (s *Store) messagesCall(call func([]byte) int) ([]*Message, error) {
+	_, r, err := s.record(1024, call)
+	if err != nil {
+		return nil, err
+	}
+	return r.messages(), nil
+}
+
+// Ack finishes a delivery: the message is deleted.
+func (q *Queue) Ack(ctx context.Context, m *Message) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	return q.s.done(raw.Bitt_queue_ack(q.s.box(), m.Topic, m.ID, m.Token))
+}
+
+// Nack gives a delivery back after a failure, recording errText ("" for
+// none); option Delay sets the delay before the next try (default: the
+// store's backoff).
+func (q *Queue) Nack(ctx context.Context, m *Message, errText string, opts ...Option) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	o := collect(opts)
+	delay := int64(-1)
+	if o.delaySet {
+		delay = o.delay
+	}
+	return q.s.done(raw.Bitt_queue_nack(q.s.box(), m.Topic, m.ID, m.Token, optBytes(errText), delay))
+}
+
+// Extend makes the delivery's lease end lease from now.
+func (q *Queue) Extend(ctx context.Context, m *Message, lease time.Duration) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	return q.s.done(raw.Bitt_queue_extend(q.s.box(), m.Topic, m.ID, m.Token, ms(lease)))
+}
+
+// DeadList lists dead letters of topic after id after (limit 0: 100).
+func (q *Queue) DeadList(ctx context.Context, topic string, after uint64, limit int) ([]*Message, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	return q.s.messagesCall(func(scratch []byte) int {
+		return raw.Bitt_queue_dead_list(q.s.box(), topic, after, uint(limit), scratch)
+	})
+}
+
+// DeadRetry puts dead message id (0: all of topic) back; it says how many.
+func (q *Queue) DeadRetry(ctx context.Context, topic string, id uint64) (uint64, error) {
+	if err := ctxErr(ctx); err != nil {
+		return 0, err
+	}
+	var n uint64
+	_, err := q.s.status(raw.Bitt_queue_dead_retry(q.s.box(), topic, id, &n))
+	return n, err
+}
+
+// DeadDelete deletes dead message id (0: all of topic); it says how many.
+func (q *Queue) DeadDelete(ctx context.Context, topic string, id uint64) (uint64, error) {
+	if err := ctxErr(ctx); err != nil {
+		return 0, err
+	}
+	var n uint64
+	_, err := q.s.status(raw.Bitt_queue_dead_delete(q.s.box(), topic, id, &n))
+	return n, err
+}
+
+// QueueStats counts a topic's messages.
+type QueueStats struct {
+	Pending, Delayed, Processing, Dead uint64
+	OldestPendingAt                    int64 // 0: none pending
+}
+
+// Stats counts topic's messages by state.
+func (q *Queue) Stats(ctx context.Context, topic string) (QueueStats, error) {
+	if err := ctxErr(ctx); err != nil {
+		return QueueStats{}, err
+	}
+	v := make([]uint64, 5)
+	_, err := q.s.status(raw.Bittw_queue_stats(q.s.box(), topic, v))
+	return QueueStats{v[0], v[1], v[2], v[3], int64(v[4])}, err
+}
