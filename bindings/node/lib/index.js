@@ -1,0 +1,345 @@
+'use strict';
+// bitt for Node: one durable state core (KV, queue, leases, outbox, pubsub,
+// budgets, schedules) over memory, SQLite, PostgreSQL and Redis.
+//
+//   const s = bitt.open('sqlite:app.db');              // synchronous Store
+//   const a = await bitt.openAsync('postgres://...');   // AsyncStore: Promises
+//
+// A thin layer over the SWIG addon (src/, generated from bindings/bitt.i):
+// every rule is the C core's. The synchronous calls run on the calling
+// thread (microseconds on memory and SQLite); every AsyncStore call runs its
+// C call on the libuv pool, so the event loop never waits on a database.
+// Durations are milliseconds.
+const native = require('./native');
+const errors = require('./errors');
+const values = require('./values');
+const api = require('./api');
+const M = require('./model');
+
+native.bittw_set_error_factory(errors.makeError);
+
+// A store wrapper dropped without close() still frees its box (which
+// outlives calls in flight: they hold a reference on it in C).
+const boxes = new FinalizationRegistry((box) => native.bittw_free(box));
+const txns = new FinalizationRegistry((txn) => native.bitt_txn_free(txn));
+
+function checkUrl(url) {
+  if (typeof url !== 'string') throw new TypeError('url must be a string');
+}
+
+function namespaces(store) {
+  store.kv = new api.KV(store);
+  store.queue = new api.Queue(store);
+  store.lease = new api.Leases(store);
+  store.outbox = new api.Outbox(store);
+  store.budget = new api.Budgets(store);
+  store.schedule = new api.Schedules(store);
+  store.clock = new api.Clock(store);
+}
+
+/* ---- synchronous -------------------------------------------------------------- */
+class Atomic extends api.AtomicBase {
+  /* Commits all or none; the transaction is then spent. */
+  commit() {
+    try {
+      this.version = native.bitt_txn_commit(this._txn)[1];
+      return this.version;
+    } finally {
+      this.close();
+    }
+  }
+
+  close() {
+    if (this._txn !== null) {
+      txns.unregister(this);
+      native.bitt_txn_free(this._txn);
+      this._txn = null;
+    }
+  }
+}
+
+class Subscription {
+  constructor(store, channel) {
+    this._store = store;
+    this._sub = native.bitt_pubsub_subscribe(store._box, channel)[1];
+    store._subs.add(this);
+  }
+
+  /* The next message, or null when none came within timeout ms. */
+  next(timeout = 0) {
+    return M.message(native.bitt_pubsub_next(this._sub, timeout)[1]);
+  }
+
+  close() {
+    if (this._sub !== null) {
+      native.bitt_pubsub_close(this._sub);
+      this._sub = null;
+      this._store._subs.delete(this);
+    }
+  }
+
+  [Symbol.dispose]() {
+    this.close();
+  }
+}
+
+class Store {
+  constructor(url) {
+    checkUrl(url);
+    this._box = native.bittw_open(url)[1];
+    this._subs = new Set();
+    boxes.register(this, this._box);
+    namespaces(this);
+    const self = this;
+    this.pubsub = {
+      publish: (channel, data) => self._call('bitt_pubsub_publish', [channel, pubData(data)], () => undefined),
+      subscribe: (channel) => new Subscription(self, channel),
+    };
+  }
+
+  _call(name, args, post) {
+    return post(native[name](this._box, ...args));
+  }
+
+  get backend() {
+    return native.bitt_store_backend(this._box);
+  }
+
+  migrate() {
+    native.bitt_store_migrate(this._box);
+  }
+
+  /* A transaction: chain check/set/delete/sum/enqueue/fence/outboxAppend,
+   * then commit() (or close() to drop it). */
+  atomic() {
+    const tx = new Atomic(native, native.bitt_txn_begin(this._box)[1]);
+    txns.register(tx, tx._txn, tx);
+    return tx;
+  }
+
+  /* Closes the store: waits for calls in flight; later calls throw
+   * UsageError. Idempotent. */
+  close() {
+    for (const sub of [...this._subs]) sub.close();
+    native.bittw_close(this._box);
+  }
+
+  [Symbol.dispose]() {
+    this.close();
+  }
+}
+
+function pubData(data) {
+  if (typeof data === 'string') return Buffer.from(data, 'utf8');
+  return data;
+}
+
+/* ---- Promises ------------------------------------------------------------------- */
+const A = native.async;
+
+class AsyncAtomic extends api.AtomicBase {
+  constructor(store, txn) {
+    super(native, txn);
+    this._store = store;
+  }
+
+  async commit() {
+    try {
+      this.version = (await A.bitt_txn_commit(this._txn))[1];
+      return this.version;
+    } finally {
+      this.close();
+    }
+  }
+
+  close() {
+    if (this._txn !== null) {
+      txns.unregister(this);
+      native.bitt_txn_free(this._txn);
+      this._txn = null;
+    }
+  }
+}
+
+/* Iterate with `for await`; next(timeout) gives null when nothing came. The
+ * subscription starts at once (before the first next()). */
+class AsyncSubscription {
+  constructor(store, channel) {
+    this._store = store;
+    this._sub = null;
+    this._closed = false;
+    this._busy = Promise.resolve();
+    this._ready = store._call('bittw_pubsub_subscribe', [channel], (r) => {
+      this._sub = r[1];
+      if (this._closed) this._drop();
+    });
+    this._ready.catch(() => {});
+    store._subs.add(this);
+  }
+
+  async next(timeout = 0) {
+    await this._ready;
+    if (this._closed) throw errors.makeError(-12, 'the subscription is closed');
+    const p = A.bitt_pubsub_next(this._sub, timeout);
+    this._busy = p.catch(() => {});
+    return M.message((await p)[1]);
+  }
+
+  async* [Symbol.asyncIterator]() {
+    try {
+      while (!this._closed) {
+        const m = await this.next(250);
+        if (m !== null) yield m;
+      }
+    } finally {
+      await this.close();
+    }
+  }
+
+  /* Closes after the wait in flight (at most its timeout). */
+  async close() {
+    if (this._closed) return;
+    this._closed = true;
+    this._store._subs.delete(this);
+    await this._ready.catch(() => {});
+    await this._busy;
+    this._drop();
+  }
+
+  _drop() {
+    if (this._sub !== null) {
+      native.bitt_pubsub_close(this._sub);
+      this._sub = null;
+    }
+  }
+
+  [Symbol.asyncDispose]() {
+    return this.close();
+  }
+}
+
+class AsyncStore {
+  constructor(box) {
+    this._box = box;
+    this._subs = new Set();
+    this._closing = false;
+    boxes.register(this, box);
+    namespaces(this);
+    const self = this;
+    this.queue.consume = (topic, o) => consume(self, topic, o);
+    this.kv.list = (o) => listAll(self, o);
+    this.pubsub = {
+      publish: (channel, data) => self._call('bitt_pubsub_publish', [channel, pubData(data)], () => undefined),
+      subscribe: (channel) => new AsyncSubscription(self, channel),
+    };
+  }
+
+  _call(name, args, post) {
+    try {
+      return A[name](this._box, ...args).then(post);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  get backend() {
+    return native.bitt_store_backend(this._box);
+  }
+
+  migrate() {
+    return this._call('bitt_store_migrate', [], () => undefined);
+  }
+
+  async atomic() {
+    const txn = await this._call('bittw_txn_begin', [], (r) => r[1]);
+    const tx = new AsyncAtomic(this, txn);
+    txns.register(tx, txn, tx);
+    return tx;
+  }
+
+  /* Closes the store once the calls in flight are done; later calls reject
+   * with UsageError. Idempotent. */
+  async close() {
+    this._closing = true;
+    await Promise.all([...this._subs].map((s) => s.close()));
+    await A.bittw_close(this._box);
+  }
+
+  [Symbol.asyncDispose]() {
+    return this.close();
+  }
+}
+
+/* Messages as they come: dequeue with wait, one batch at a time, until the
+ * loop breaks or the store closes. */
+async function* consume(store, topic, o = {}) {
+  const { limit = 1, lease = 0, wait = 1000 } = o;
+  while (!store._closing) {
+    let batch;
+    try {
+      batch = await store.queue.dequeue(topic, { limit, lease, wait });
+    } catch (e) {
+      if (store._closing && e instanceof errors.UsageError) return;
+      throw e;
+    }
+    for (const m of batch) yield m;
+  }
+}
+
+/* Every entry of the selection, page by page. */
+async function* listAll(store, o = {}) {
+  let cursor = o.cursor ?? null;
+  for (;;) {
+    const page = await store.kv.page({ ...o, cursor });
+    yield* page.entries;
+    cursor = page.cursor;
+    if (cursor === null) return;
+  }
+}
+
+// The synchronous store iterates pages lazily too.
+api.KV.prototype.list = function* list(o = {}) {
+  let cursor = o.cursor ?? null;
+  for (;;) {
+    const page = this.page({ ...o, cursor });
+    yield* page.entries;
+    cursor = page.cursor;
+    if (cursor === null) return;
+  }
+};
+
+/* ---- entry points --------------------------------------------------------------- */
+/* memory:, sqlite:PATH, postgres://..., redis://... (synchronous: meant for
+ * memory and SQLite; on a network backend every call blocks this thread). */
+function open(url) {
+  return new Store(url);
+}
+
+async function openAsync(url) {
+  checkUrl(url);
+  const r = await A.bittw_open(url);
+  return new AsyncStore(r[1]);
+}
+
+module.exports = {
+  open,
+  openAsync,
+  Store,
+  AsyncStore,
+  Atomic,
+  AsyncAtomic,
+  Subscription,
+  AsyncSubscription,
+  Message: M.Message,
+  Schedule: M.Schedule,
+  ...errors,
+  encodeKey: values.encodeKey,
+  decodeTuple: values.decodeTuple,
+  encodeValue: values.encodeValue,
+  decodeValue: values.decodeValue,
+  KIND_BYTES: values.KIND_BYTES,
+  KIND_JSON: values.KIND_JSON,
+  KIND_COUNTER: values.KIND_COUNTER,
+  version: native.bitt_version(),
+  raw: native,
+};
