@@ -16,8 +16,6 @@ const values = require('./values');
 const api = require('./api');
 const M = require('./model');
 
-native.bittw_set_error_factory(errors.makeError);
-
 // A store wrapper dropped without close() still frees its box (which
 // outlives calls in flight: they hold a reference on it in C).
 const boxes = new FinalizationRegistry((box) => native.bittw_free(box));
@@ -169,7 +167,7 @@ class AsyncSubscription {
     this._sub = null;
     this._closed = false;
     this._busy = Promise.resolve();
-    this._ready = store._call('bittw_pubsub_subscribe', [channel], (r) => {
+    this._ready = store._call('bitt_pubsub_subscribe', [channel], (r) => {
       this._sub = r[1];
       if (this._closed) this._drop();
     });
@@ -251,7 +249,7 @@ class AsyncStore {
   }
 
   async atomic() {
-    const txn = await this._call('bittw_txn_begin', [], (r) => r[1]);
+    const txn = await this._call('bitt_txn_begin', [], (r) => r[1]);
     const tx = new AsyncAtomic(this, txn);
     txns.register(tx, txn, tx);
     return tx;

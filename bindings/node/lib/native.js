@@ -13,4 +13,7 @@ function load() {
     'reinstall to build it from source');
 }
 
-module.exports = load();
+const native = load();
+// Errors from the addon are the package's BittError classes.
+native.bittw_set_error_factory(require('./errors').makeError);
+module.exports = native;

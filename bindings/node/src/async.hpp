@@ -261,7 +261,6 @@ class BittwArgs {
         std::vector<uint64_t> v;
         if (ok_ && !bittw_js_get_u64s(env_, at(i), true, "seqs", &v, is_null))
             ok_ = false;
-        v.reserve(1); /* data() never NULL for a given list */
         return v;
     }
     std::vector<std::string> keys(size_t i)
@@ -441,7 +440,7 @@ BITTW_ASYNC(bittw_kv_list)
                              cursor.c(), o.entries());
     });
 }
-BITTW_ASYNC(bittw_txn_begin)
+BITTW_ASYNC(bitt_txn_begin)
 {
     BITTW_STORE_ARGS;
     return BITTW_RUN({
@@ -587,6 +586,13 @@ BITTW_ASYNC(bitt_outbox_pending)
     uint32_t limit = a.u32(2, "limit");
     return BITTW_RUN({ return bitt_outbox_pending(s, stream.c(), limit, o.messages()); });
 }
+/* NULL is "no list", an empty list is given: a copied empty vector has no
+ * storage, so it points at a dummy. */
+static const uint64_t *bittw_seqs_ptr(const std::vector<uint64_t> &v, bool none)
+{
+    static const uint64_t empty = 0;
+    return none ? NULL : v.empty() ? &empty : v.data();
+}
 #define BITTW_ASYNC_SEQS(NAME)                                                                      \
     BITTW_ASYNC(NAME)                                                                              \
     {                                                                                              \
@@ -594,7 +600,7 @@ BITTW_ASYNC(bitt_outbox_pending)
         BittwOpt stream = a.text(1, "stream");                                                     \
         bool none = false;                                                                         \
         std::vector<uint64_t> seqs = a.seqs(2, &none);                                             \
-        return BITTW_RUN({ return NAME(s, stream.c(), none ? NULL : seqs.data(), seqs.size(), o.u64()); }); \
+        return BITTW_RUN({ return NAME(s, stream.c(), bittw_seqs_ptr(seqs, none), seqs.size(), o.u64()); }); \
     }
 BITTW_ASYNC_SEQS(bitt_outbox_ack)
 BITTW_ASYNC_SEQS(bitt_outbox_retry)
@@ -641,7 +647,7 @@ BITTW_ASYNC(bitt_pubsub_publish)
     std::string data = a.bytes(2, "data");
     return BITTW_RUN({ (void)o; return bitt_pubsub_publish(s, channel.c(), data.data(), data.size()); });
 }
-BITTW_ASYNC(bittw_pubsub_subscribe)
+BITTW_ASYNC(bitt_pubsub_subscribe)
 {
     BITTW_STORE_ARGS;
     BittwOpt channel = a.text(1, "channel");
@@ -828,7 +834,7 @@ static void bittw_js_register(Napi::Env env, Napi::Object exports)
     BITTW_REG(bitt_clock_now) BITTW_REG(bitt_kv_get) BITTW_REG(bitt_kv_take) BITTW_REG(bitt_kv_set)
     BITTW_REG(bitt_kv_add) BITTW_REG(bitt_kv_delete) BITTW_REG(bitt_kv_increment)
     BITTW_REG(bitt_kv_purge_expired) BITTW_REG(bittw_kv_get_many) BITTW_REG(bittw_kv_list)
-    BITTW_REG(bittw_txn_begin) BITTW_REG(bitt_txn_commit) BITTW_REG(bittw_queue_enqueue)
+    BITTW_REG(bitt_txn_begin) BITTW_REG(bitt_txn_commit) BITTW_REG(bittw_queue_enqueue)
     BITTW_REG(bittw_queue_dequeue) BITTW_REG(bitt_queue_ack) BITTW_REG(bitt_queue_nack)
     BITTW_REG(bitt_queue_extend) BITTW_REG(bitt_queue_dead_list) BITTW_REG(bitt_queue_dead_retry)
     BITTW_REG(bitt_queue_dead_delete) BITTW_REG(bittw_queue_stats) BITTW_REG(bitt_lease_acquire)
@@ -836,7 +842,7 @@ static void bittw_js_register(Napi::Env env, Napi::Object exports)
     BITTW_REG(bitt_outbox_append) BITTW_REG(bitt_outbox_pending) BITTW_REG(bitt_outbox_ack)
     BITTW_REG(bitt_outbox_retry) BITTW_REG(bitt_outbox_discard) BITTW_REG(bitt_outbox_fail)
     BITTW_REG(bitt_outbox_park) BITTW_REG(bitt_outbox_parked) BITTW_REG(bitt_outbox_counts)
-    BITTW_REG(bitt_pubsub_publish) BITTW_REG(bittw_pubsub_subscribe) BITTW_REG(bitt_pubsub_next)
+    BITTW_REG(bitt_pubsub_publish) BITTW_REG(bitt_pubsub_subscribe) BITTW_REG(bitt_pubsub_next)
     BITTW_REG(bitt_budget_take) BITTW_REG(bitt_schedule_upsert) BITTW_REG(bitt_schedule_claim)
     BITTW_REG(bitt_schedule_get) BITTW_REG(bitt_schedule_delete) BITTW_REG(bittw_schedule_list)
 #undef BITTW_REG
