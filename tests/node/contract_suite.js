@@ -1,8 +1,9 @@
 'use strict';
 // Every case of tests/contract/*.json on every backend, through Node: the
 // synchronous API on memory and SQLite, the Promise API on every backend
-// (PostgreSQL and Redis when BITT_TEST_POSTGRES_URL / BITT_TEST_REDIS_URL
-// are set; BITT_TEST_BACKENDS=memory,sqlite,... narrows the list).
+// (PostgreSQL and Redis need BITT_TEST_POSTGRES_URL / BITT_TEST_REDIS_URL;
+// BITT_TEST_BACKENDS=memory,sqlite,... narrows the list). The test files
+// test_contract_*.js pick the backends.
 const { test } = require('node:test');
 const fs = require('fs');
 const os = require('os');
@@ -10,11 +11,6 @@ const path = require('path');
 const crypto = require('crypto');
 const { loadCases, runCase } = require('./contract');
 
-const RUNS = [
-  ['memory', 'sync'], ['sqlite-file', 'sync'], ['sqlite-memory', 'sync'],
-  ['memory', 'async'], ['sqlite-file', 'async'], ['sqlite-memory', 'async'],
-  ['postgres', 'async'], ['redis', 'async'],
-];
 
 function wanted(b) {
   const lst = (process.env.BITT_TEST_BACKENDS || '').split(',').filter(Boolean);
@@ -37,14 +33,19 @@ function caseUrl(backend, mode, stem, idx) {
   return [`${base}${base.includes('?') ? '&' : '?'}${opt}=node_${runId}_${mode}_${stem}_${idx}`, true];
 }
 
-for (const [backend, mode] of RUNS) {
-  if (!wanted(backend)) continue;
-  CASES.forEach(([stem, c], idx) => {
-    test(`${stem}/${c.name} [${backend}, ${mode}]`, async () => {
-      const [url, fileBacked] = caseUrl(backend, mode, stem, idx);
-      await runCase(url, fileBacked, c, mode);
+/* Registers every case for each [backend, mode] of runs (one test file per
+ * group, so that node --test runs the groups side by side). */
+function register(runs) {
+  for (const [backend, mode] of runs) {
+    if (!wanted(backend)) continue;
+    CASES.forEach(([stem, c], idx) => {
+      test(`${stem}/${c.name} [${backend}, ${mode}]`, async () => {
+        const [url, fileBacked] = caseUrl(backend, mode, stem, idx);
+        await runCase(url, fileBacked, c, mode);
+      });
     });
-  });
+  }
+  test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 }
 
-test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+module.exports = { register };
