@@ -160,7 +160,8 @@ class AsyncAtomic extends api.AtomicBase {
 }
 
 /* Iterate with `for await`; next(timeout) gives null when nothing came. The
- * subscription starts at once (before the first next()). */
+ * subscription starts at once, on the pool: `await sub.ready` before
+ * publishing what it must see (calls on the pool run side by side). */
 class AsyncSubscription {
   constructor(store, channel) {
     this._store = store;
@@ -173,6 +174,11 @@ class AsyncSubscription {
     });
     this._ready.catch(() => {});
     store._subs.add(this);
+  }
+
+  /* Settles once the subscription is in place (rejects if it failed). */
+  get ready() {
+    return this._ready;
   }
 
   async next(timeout = 0) {
