@@ -1,5 +1,6 @@
 // npm's install step: use the prebuilt addon when it loads here; otherwise
 // build from the sources the package carries (node-gyp, which npm ships).
+// BITT_NODE_FROM_SOURCE=1 builds from source even when a prebuilt one loads.
 // In a repository checkout before `npm run stage` there is nothing to build
 // yet: scripts/test-node stages and builds.
 'use strict';
@@ -10,7 +11,8 @@ const { spawnSync } = require('child_process');
 const pkg = path.join(__dirname, '..');
 const { candidates } = require('../lib/native-path.js');
 
-for (const file of candidates(pkg)) {
+const fromSource = !!process.env.BITT_NODE_FROM_SOURCE;
+for (const file of fromSource ? [] : candidates(pkg)) {
   if (!fs.existsSync(file)) continue;
   try {
     require(file);
