@@ -251,13 +251,27 @@ class Clock {
   }
 }
 
+/* A transaction handle dropped without commit() or close() is freed when
+ * collected. */
+const txns = new FinalizationRegistry(({ native, txn }) => native.bitt_txn_free(txn));
+
 /* Adds actions to a transaction handle: in-memory work, plain calls for
- * both APIs; commit is the store's (sync or Promise). */
+ * both APIs; commit is the store's (sync or Promise) and spends it. */
 class AtomicBase {
   constructor(native, txn) {
     this._n = native;
     this._txn = txn;
     this.version = null;
+    txns.register(this, { native, txn }, this);
+  }
+
+  /* Drops the transaction (idempotent). */
+  close() {
+    if (this._txn !== null) {
+      txns.unregister(this);
+      this._n.bitt_txn_free(this._txn);
+      this._txn = null;
+    }
   }
 
   check(key, version) {

@@ -19,7 +19,6 @@ const M = require('./model');
 // A store wrapper dropped without close() still frees its box (which
 // outlives calls in flight: they hold a reference on it in C).
 const boxes = new FinalizationRegistry((box) => native.bittw_free(box));
-const txns = new FinalizationRegistry((txn) => native.bitt_txn_free(txn));
 
 function checkUrl(url) {
   if (typeof url !== 'string') throw new TypeError('url must be a string');
@@ -44,14 +43,6 @@ class Atomic extends api.AtomicBase {
       return this.version;
     } finally {
       this.close();
-    }
-  }
-
-  close() {
-    if (this._txn !== null) {
-      txns.unregister(this);
-      native.bitt_txn_free(this._txn);
-      this._txn = null;
     }
   }
 }
@@ -110,9 +101,7 @@ class Store {
   /* A transaction: chain check/set/delete/sum/enqueue/fence/outboxAppend,
    * then commit() (or close() to drop it). */
   atomic() {
-    const tx = new Atomic(native, native.bitt_txn_begin(this._box)[1]);
-    txns.register(tx, tx._txn, tx);
-    return tx;
+    return new Atomic(native, native.bitt_txn_begin(this._box)[1]);
   }
 
   /* Closes the store: waits for calls in flight; later calls throw
@@ -147,14 +136,6 @@ class AsyncAtomic extends api.AtomicBase {
       return this.version;
     } finally {
       this.close();
-    }
-  }
-
-  close() {
-    if (this._txn !== null) {
-      txns.unregister(this);
-      native.bitt_txn_free(this._txn);
-      this._txn = null;
     }
   }
 }
@@ -256,9 +237,7 @@ class AsyncStore {
 
   async atomic() {
     const txn = await this._call('bitt_txn_begin', [], (r) => r[1]);
-    const tx = new AsyncAtomic(this, txn);
-    txns.register(tx, txn, tx);
-    return tx;
+    return new AsyncAtomic(this, txn);
   }
 
   /* Closes the store once the calls in flight are done; later calls reject

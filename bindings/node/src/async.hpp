@@ -227,34 +227,10 @@ class BittwArgs {
             ok_ = false;
         return o;
     }
-    int64_t i64(size_t i, const char *what)
-    {
-        int64_t v = 0;
-        if (ok_ && !bittw_js_get_i64(env_, at(i), what, &v))
-            ok_ = false;
-        return v;
-    }
-    uint64_t u64(size_t i, const char *what)
-    {
-        uint64_t v = 0;
-        if (ok_ && !bittw_js_get_u64(env_, at(i), what, &v))
-            ok_ = false;
-        return v;
-    }
-    uint32_t u32(size_t i, const char *what)
-    {
-        uint32_t v = 0;
-        if (ok_ && !bittw_js_get_u32(env_, at(i), what, &v))
-            ok_ = false;
-        return v;
-    }
-    int int_(size_t i, const char *what)
-    {
-        int v = 0;
-        if (ok_ && !bittw_js_get_int(env_, at(i), what, &v))
-            ok_ = false;
-        return v;
-    }
+    int64_t i64(size_t i, const char *what) { return read<int64_t>(i, what, bittw_js_get_i64); }
+    uint64_t u64(size_t i, const char *what) { return read<uint64_t>(i, what, bittw_js_get_u64); }
+    uint32_t u32(size_t i, const char *what) { return read<uint32_t>(i, what, bittw_js_get_u32); }
+    int int_(size_t i, const char *what) { return read<int>(i, what, bittw_js_get_int); }
     /* seqs: an array, or null ("no list") */
     std::vector<uint64_t> seqs(size_t i, bool *is_null)
     {
@@ -300,6 +276,14 @@ class BittwArgs {
     }
 
   private:
+    /* One number through its js_values.hpp reader; the first failure sticks. */
+    template <typename T> T read(size_t i, const char *what, bool (*reader)(Napi::Env, Napi::Value, const char *, T *))
+    {
+        T v = 0;
+        if (ok_ && !reader(env_, at(i), what, &v))
+            ok_ = false;
+        return v;
+    }
     const Napi::CallbackInfo &info_;
     Napi::Env env_;
     bool ok_ = true;
