@@ -192,6 +192,8 @@ export class Store {
   readonly backend: string;
   migrate(): void;
   atomic(): Atomic;
+  /** A token for attach()/attachAsync() in a worker thread (attach it once). */
+  share(): bigint;
   close(): void;
 }
 
@@ -212,11 +214,15 @@ export class AsyncStore {
   readonly backend: string;
   migrate(): Promise<void>;
   atomic(): Promise<AsyncAtomic>;
+  share(): bigint;
   close(): Promise<void>;
 }
 
 export function open(url: string): Store;
 export function openAsync(url: string): Promise<AsyncStore>;
+/** A handle on a store another thread shared with store.share(). */
+export function attach(token: bigint): Store;
+export function attachAsync(token: bigint): Promise<AsyncStore>;
 
 export class BittError extends Error {
   /** The negative bitt status (bitt.h). */

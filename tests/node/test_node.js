@@ -50,6 +50,31 @@ test('worker threads share a SQLite store: every increment lands once', async ()
   s.close();
 });
 
+test('worker threads share one memory: store through share()/attach()', async () => {
+  const s = bitt.open('memory:');
+  s.kv.set('text', 'not a counter');
+  const code = `
+    const { parentPort, workerData } = require('worker_threads');
+    const bitt = require(workerData.pkg);
+    (async () => {
+      const s = workerData.async ? await bitt.attachAsync(workerData.token) : bitt.attach(workerData.token);
+      for (let i = 0; i < 200; i++) await s.kv.increment('hits', 1n);
+      let err = null;
+      try { await s.kv.increment('text', 1n); } catch (e) { err = [e.name, e instanceof bitt.BittError]; }
+      await s.close(); // this handle only
+      parentPort.postMessage(err);
+    })();`;
+  const results = await Promise.all([false, true, false, true].map((async) => new Promise((resolve, reject) => {
+    const w = new Worker(code, { eval: true, workerData: { pkg: PKG, token: s.share(), async } });
+    w.once('message', resolve);
+    w.once('error', reject);
+  })));
+  for (const r of results) assert.deepEqual(r, ['NotACounter', true]);
+  assert.equal(s.kv.get('hits').value, 800n);
+  assert.throws(() => bitt.attach(s.share() + 1n), bitt.UsageError);
+  s.close();
+});
+
 test('child processes share a SQLite queue: each message is processed once', async () => {
   const url = `sqlite:${tmp}/procs.db`;
   const s = bitt.open(url);

@@ -17,8 +17,39 @@ const api = require('./api');
 const M = require('./model');
 
 // A store wrapper dropped without close() still frees its box (which
-// outlives calls in flight: they hold a reference on it in C).
-const boxes = new FinalizationRegistry((box) => native.bittw_free(box));
+// outlives calls in flight: they hold a reference on it in C). A wrapper
+// that attached to a shared box gives its reference back instead.
+const boxes = new FinalizationRegistry(({ box, owner }) => (owner ? native.bittw_free(box) : native.bittw_release(box)));
+
+// What an attached wrapper holds after close(): a closed box, so that later
+// calls fail with UsageError like on a closed store.
+let closedBox = null;
+function detached() {
+  if (closedBox === null) {
+    closedBox = native.bittw_open('memory:')[1];
+    native.bittw_close(closedBox);
+  }
+  return closedBox;
+}
+
+/* Opener: closes the store. Attached: gives its reference back. */
+function closeBox(store, close) {
+  if (store._owner) return close(store._box);
+  if (store._box !== detached()) {
+    boxes.unregister(store);
+    native.bittw_release(store._box);
+    store._box = detached();
+  }
+  return undefined;
+}
+
+function adopt(store, box, owner) {
+  store._box = box;
+  store._owner = owner;
+  store._subs = new Set();
+  boxes.register(store, { box, owner }, store);
+  namespaces(store);
+}
 
 function checkUrl(url) {
   if (typeof url !== 'string') throw new TypeError('url must be a string');
@@ -73,12 +104,9 @@ class Subscription {
 }
 
 class Store {
-  constructor(url) {
-    checkUrl(url);
-    this._box = native.bittw_open(url)[1];
-    this._subs = new Set();
-    boxes.register(this, this._box);
-    namespaces(this);
+  /* Use bitt.open(url) or bitt.attach(token). */
+  constructor(box, owner) {
+    adopt(this, box, owner);
     const self = this;
     this.pubsub = {
       publish: (channel, data) => self._call('bitt_pubsub_publish', [channel, pubData(data)], () => undefined),
@@ -104,11 +132,17 @@ class Store {
     return new Atomic(native, native.bitt_txn_begin(this._box)[1]);
   }
 
+  /* A token for bitt.attach() / bitt.attachAsync() in a worker thread: a
+   * handle on this same store (a memory: store too). Attach it once. */
+  share() {
+    return native.bittw_share(this._box);
+  }
+
   /* Closes the store: waits for calls in flight; later calls throw
-   * UsageError. Idempotent. */
+   * UsageError. Idempotent. On an attached handle: only this handle. */
   close() {
     for (const sub of [...this._subs]) sub.close();
-    native.bittw_close(this._box);
+    closeBox(this, (box) => native.bittw_close(box));
   }
 
   [Symbol.dispose]() {
@@ -204,12 +238,10 @@ class AsyncSubscription {
 }
 
 class AsyncStore {
-  constructor(box) {
-    this._box = box;
-    this._subs = new Set();
+  /* Use bitt.openAsync(url) or bitt.attachAsync(token). */
+  constructor(box, owner) {
+    adopt(this, box, owner);
     this._closing = false;
-    boxes.register(this, box);
-    namespaces(this);
     const self = this;
     this.queue.consume = (topic, o) => consume(self, topic, o);
     this.kv.list = (o) => listAll(self, o);
@@ -240,12 +272,16 @@ class AsyncStore {
     return new AsyncAtomic(this, txn);
   }
 
+  share() {
+    return native.bittw_share(this._box);
+  }
+
   /* Closes the store once the calls in flight are done; later calls reject
-   * with UsageError. Idempotent. */
+   * with UsageError. Idempotent. On an attached handle: only this handle. */
   async close() {
     this._closing = true;
     await Promise.all([...this._subs].map((s) => s.close()));
-    await A.bittw_close(this._box);
+    await closeBox(this, (box) => A.bittw_close(box));
   }
 
   [Symbol.asyncDispose]() {
@@ -295,18 +331,31 @@ api.KV.prototype.list = function* list(o = {}) {
 /* memory:, sqlite:PATH, postgres://..., redis://... (synchronous: meant for
  * memory and SQLite; on a network backend every call blocks this thread). */
 function open(url) {
-  return new Store(url);
+  checkUrl(url);
+  return new Store(native.bittw_open(url)[1], true);
 }
 
 async function openAsync(url) {
   checkUrl(url);
   const r = await A.bittw_open(url);
-  return new AsyncStore(r[1]);
+  return new AsyncStore(r[1], true);
+}
+
+/* A handle on the store another thread shared (store.share()). Closing it
+ * leaves the store open for the others; the opener's close() closes it. */
+function attach(token) {
+  return new Store(native.bittw_attach(token), false);
+}
+
+async function attachAsync(token) {
+  return new AsyncStore(native.bittw_attach(token), false);
 }
 
 module.exports = {
   open,
   openAsync,
+  attach,
+  attachAsync,
   Store,
   AsyncStore,
   Atomic,

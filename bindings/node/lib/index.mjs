@@ -3,7 +3,7 @@ import bitt from './index.js';
 
 export default bitt;
 export const {
-  open, openAsync, Store, AsyncStore, Atomic, AsyncAtomic, Subscription, AsyncSubscription, Message, Schedule,
+  open, openAsync, attach, attachAsync, Store, AsyncStore, Atomic, AsyncAtomic, Subscription, AsyncSubscription, Message, Schedule,
   BittError, InvalidArgument, OutOfMemory, TooLarge, NotACounter, Overflow, ConflictError, BackendError,
   BusyError, SchemaError, URLError, CursorError, UsageError, Unsupported, StaleToken, LeaseLostError,
   encodeKey, decodeTuple, encodeValue, decodeValue, KIND_BYTES, KIND_JSON, KIND_COUNTER, version, raw,
