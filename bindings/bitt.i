@@ -787,9 +787,201 @@ PyObject *bittw_tuple_decode(PyObject *keyobj)
 
 /* ======================================================================= */
 #ifdef SWIGJAVASCRIPT
-/* Node (swig -javascript -napi -c++): to be written (issue: Node binding).
- * Byte buffers as Buffer/Uint8Array, errors as Error with .code, the store
- * box as in the Python block; the helper code is compiled as C++ here. */
+/* Node (swig -javascript -napi -c++, built with NAPI_CPP_EXCEPTIONS). Byte buffers in:
+ * Buffer/Uint8Array (borrowed for the call); bytes out: copied Buffers;
+ * 64-bit numbers out: BigInt; errors: the JS layer's BittError (code +
+ * message read in the failing call). The conversions live in
+ * node/src/js_values.hpp, shared with the Promise API (node/src/async.hpp),
+ * so both give the JS layer the same shapes. SWIG's napi "fail:" skips
+ * freearg: every typemap cleans up with RAII locals (bittw_hold, strings,
+ * vectors, bittw_owned). */
+%feature("compactdefaultargs");
+
+%{
+#include "js_values.hpp"
+
+/* Holds a box's read lock for one call; leaves on every path. */
+struct bittw_hold {
+    bittw_store *box = nullptr;
+    ~bittw_hold()
+    {
+        if (box)
+            bittw_leave(box);
+    }
+};
+
+/* Frees a C result on every path (fail: included). */
+template <typename T, void (*Free)(T *)> struct bittw_owned {
+    T *p = nullptr;
+    ~bittw_owned() { Free(p); }
+};
+struct bittw_buf_out {
+    bitt_buf b = {NULL, 0, 0};
+    ~bittw_buf_out() { bitt_buf_dispose(&b); }
+};
+
+static bool bittw_js_enter(Napi::Env env, bittw_store *box, bittw_hold *h)
+{
+    if (bittw_enter(box) != 0) {
+        bittw_js_throw(env, BITT_EUSAGE, "the store is closed");
+        return false;
+    }
+    h->box = box;
+    return true;
+}
+%}
+
+%typemap(in, noblock=1) bitt_store *store (bittw_hold hold, bittw_store *box = NULL, int res = 0) {
+  res = SWIG_ConvertPtr($input, (void **)&box, $descriptor(bittw_store *), 0);
+  if (!SWIG_IsOK(res) || !box) {
+    Napi::TypeError::New(env, "expected a bitt store handle").ThrowAsJavaScriptException();
+    SWIG_fail;
+  }
+  if (!bittw_js_enter(env, box, &hold)) SWIG_fail;
+  $1 = bittw_store_of(box);
+}
+%typemap(in) const bitt_store *store = bitt_store *store;
+%typemap(in, noblock=1) bittw_store *lbox (bittw_hold hold, bittw_store *box = NULL, int res = 0) {
+  res = SWIG_ConvertPtr($input, (void **)&box, $descriptor(bittw_store *), 0);
+  if (!SWIG_IsOK(res) || !box) {
+    Napi::TypeError::New(env, "expected a bitt store handle").ThrowAsJavaScriptException();
+    SWIG_fail;
+  }
+  if (!bittw_js_enter(env, box, &hold)) SWIG_fail;
+  $1 = box;
+}
+%define BITTW_JS_HANDLE_IN(CTYPE, HTYPE, FIELD, WHAT)
+%typemap(in, noblock=1) CTYPE *FIELD (bittw_hold hold, HTYPE *h = NULL, int res = 0) {
+  if ($input.IsNull() || $input.IsUndefined()) {
+    bittw_js_throw(env, BITT_EUSAGE, "the " WHAT " is closed");
+    SWIG_fail;
+  }
+  res = SWIG_ConvertPtr($input, (void **)&h, $descriptor(HTYPE *), 0);
+  if (!SWIG_IsOK(res) || !h) {
+    Napi::TypeError::New(env, "expected a bitt " WHAT).ThrowAsJavaScriptException();
+    SWIG_fail;
+  }
+  if (!h->FIELD) {
+    bittw_js_throw(env, BITT_EUSAGE, "the " WHAT " is closed");
+    SWIG_fail;
+  }
+  if (!bittw_js_enter(env, bittw_box_of_##FIELD(h), &hold)) SWIG_fail;
+  $1 = h->FIELD;
+}
+%enddef
+BITTW_JS_HANDLE_IN(bitt_txn, bittw_txn, txn, "transaction")
+BITTW_JS_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
+
+/* status -> BittError */
+%typemap(out, noblock=1) int {
+  if ($1 < 0) {
+    bittw_js_throw_last(env, $1);
+    SWIG_fail;
+  }
+  $result = Napi::Number::New(env, $1);
+}
+%typemap(out) int bitt_version_number "$result = Napi::Number::New(env, $1);";
+%typemap(out) int bitt_error_last_code "$result = Napi::Number::New(env, $1);";
+
+/* bytes in (borrowed for the call) */
+%typemap(in, noblock=1) (const void *key, size_t key_len) (const uint8_t *p = NULL) {
+  if (!bittw_js_get_bytes(env, $input, false, "$1_name", &p, &$2)) SWIG_fail;
+  $1 = ($1_ltype)p;
+}
+%typemap(in) (const void *value, size_t value_len) = (const void *key, size_t key_len);
+%typemap(in) (const void *payload, size_t payload_len) = (const void *key, size_t key_len);
+%typemap(in) (const void *event, size_t event_len) = (const void *key, size_t key_len);
+%typemap(in) (const void *data, size_t len) = (const void *key, size_t key_len);
+%typemap(in, noblock=1) (const void *dedup, size_t dedup_len) (const uint8_t *p = NULL) {
+  if (!bittw_js_get_bytes(env, $input, true, "$1_name", &p, &$2)) SWIG_fail;
+  $1 = ($1_ltype)p;
+}
+%typemap(in) (const void *prefix, size_t prefix_len) = (const void *dedup, size_t dedup_len);
+%typemap(in) (const void *start, size_t start_len) = (const void *dedup, size_t dedup_len);
+%typemap(in) (const void *end, size_t end_len) = (const void *dedup, size_t dedup_len);
+
+/* names and texts in: string (UTF-8) or Buffer; null is NULL */
+%typemap(in, noblock=1) const char * (std::string text, bool null_ = false) {
+  if (!bittw_js_get_text(env, $input, true, "$1_name", &text, &null_)) SWIG_fail;
+  $1 = null_ ? NULL : (char *)text.c_str();
+}
+%typemap(freearg) const char * "";
+%typemap(out) const char * "$result = bittw_js_str(env, $1);";
+
+/* integers in: number or bigint, range-checked */
+%typemap(in) int64_t { if (!bittw_js_get_i64(env, $input, "$1_name", &$1)) SWIG_fail; }
+%typemap(in) uint64_t { if (!bittw_js_get_u64(env, $input, "$1_name", &$1)) SWIG_fail; }
+%typemap(in) uint32_t { if (!bittw_js_get_u32(env, $input, "$1_name", &$1)) SWIG_fail; }
+%typemap(in) int { if (!bittw_js_get_int(env, $input, "$1_name", &$1)) SWIG_fail; }
+
+/* outputs: appended after the status ([status, out...]) */
+%typemap(in, numinputs=0) uint64_t *OUTPUT_U64 (uint64_t tmp = 0) "$1 = &tmp;";
+%typemap(argout) uint64_t *OUTPUT_U64 "$result = SWIG_NAPI_AppendOutput(env, $result, bittw_js_u64(env, *$1));";
+%typemap(in, numinputs=0) int64_t *OUTPUT_I64 (int64_t tmp = 0) "$1 = &tmp;";
+%typemap(argout) int64_t *OUTPUT_I64 "$result = SWIG_NAPI_AppendOutput(env, $result, bittw_js_i64(env, *$1));";
+%apply uint64_t *OUTPUT_U64 { uint64_t *version_out, uint64_t *id_out, uint64_t *count_out,
+                              uint64_t *epoch_out, uint64_t *seq_out, uint64_t *acked_out,
+                              uint64_t *moved_out, uint64_t *deleted_out, uint64_t *pending_out,
+                              uint64_t *parked_out, uint64_t *removed_out };
+%apply int64_t *OUTPUT_I64 { int64_t *out, int64_t *value_out, int64_t *expires_at_out,
+                             int64_t *wait_ms_out };
+
+%typemap(in, numinputs=0) bitt_buf *owner_out (bittw_buf_out own) "$1 = &own.b;";
+%typemap(argout) bitt_buf *owner_out "$result = SWIG_NAPI_AppendOutput(env, $result, $1->ptr ? bittw_js_bytes(env, $1->ptr, $1->len) : env.Null());";
+%define BITTW_JS_OUT(CTYPE, FREE, CONV)
+%typemap(in, numinputs=0) CTYPE **out (bittw_owned<CTYPE, FREE> own) "$1 = &own.p;";
+%typemap(argout) CTYPE **out "$result = SWIG_NAPI_AppendOutput(env, $result, CONV(env, *$1));";
+%enddef
+BITTW_JS_OUT(bitt_entry, bitt_entry_free, bittw_js_entry)
+BITTW_JS_OUT(bitt_schedule, bitt_schedule_free, bittw_js_schedule)
+BITTW_JS_OUT(bitt_message, bitt_message_free, bittw_js_message)
+BITTW_JS_OUT(bitt_messages, bitt_messages_free, bittw_js_messages)
+/* entries: [[entry...], cursor] (two outputs, as in Python) */
+%typemap(in, numinputs=0) bitt_entries **out (bittw_owned<bitt_entries, bitt_entries_free> own) "$1 = &own.p;";
+%typemap(argout) bitt_entries **out {
+  Napi::Array pair_ = bittw_js_entries(env, *$1).As<Napi::Array>();
+  $result = SWIG_NAPI_AppendOutput(env, $result, pair_.Get(0u));
+  $result = SWIG_NAPI_AppendOutput(env, $result, pair_.Get(1u));
+}
+%typemap(in, numinputs=0) bittw_txn **out (bittw_txn *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bittw_txn **out "$result = SWIG_NAPI_AppendOutput(env, $result, SWIG_NewPointerObj(*$1, $descriptor(bittw_txn *), 0));";
+%typemap(in, numinputs=0) bittw_sub **out (bittw_sub *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bittw_sub **out "$result = SWIG_NAPI_AppendOutput(env, $result, SWIG_NewPointerObj(*$1, $descriptor(bittw_sub *), 0));";
+%typemap(in, numinputs=0) bittw_store **box_out (bittw_store *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bittw_store **box_out "$result = SWIG_NAPI_AppendOutput(env, $result, SWIG_NewPointerObj(*$1, $descriptor(bittw_store *), 0));";
+
+%typemap(in, noblock=1) (const void *const *keys, const size_t *key_lens, size_t count)
+    (std::vector<const void *> ptrs, std::vector<size_t> lens) {
+  if (!bittw_js_get_keys(env, $input, &ptrs, &lens)) SWIG_fail;
+  $1 = ($1_ltype)ptrs.data(); $2 = lens.data(); $3 = ptrs.size();
+}
+%typemap(in, noblock=1) (const uint64_t *seqs, size_t count) (std::vector<uint64_t> v, bool null_ = false) {
+  if (!bittw_js_get_u64s(env, $input, true, "seqs", &v, &null_)) SWIG_fail;
+  if (v.empty()) v.reserve(1); /* never NULL for a given list */
+  $1 = null_ ? NULL : v.data(); $2 = v.size();
+}
+%typemap(in, numinputs=0) bitt_queue_stats *stats_out (bitt_queue_stats tmp) {
+  memset(&tmp, 0, sizeof tmp);
+  tmp.version = BITT_QUEUE_STATS_VERSION;
+  $1 = &tmp;
+}
+%typemap(argout) bitt_queue_stats *stats_out "$result = SWIG_NAPI_AppendOutput(env, $result, bittw_js_stats(env, $1));";
+%typemap(in, numinputs=0) (bitt_schedule ***list_out, size_t *count_out)
+    (bitt_schedule **tmp = NULL, size_t n = 0) "$1 = &tmp; $2 = &n;";
+%typemap(argout) (bitt_schedule ***list_out, size_t *count_out) {
+  $result = SWIG_NAPI_AppendOutput(env, $result, bittw_js_schedules(env, *$1, *$2));
+  bitt_schedule_list_free(*$1, *$2);
+  *$1 = NULL;
+}
+
+/* The Promise API, tuple codec and error factory: hand-written Node-API
+ * functions registered next to SWIG's (node/src/async.hpp). */
+%wrapper %{
+#include "async.hpp"
+%}
+%init %{
+  bittw_js_register(env, exports);
+%}
 #endif
 
 /* ======================================================================= */
@@ -827,7 +1019,7 @@ int bittw_open(const char *url, bittw_store **box_out)
     int rc = bitt_store_open(url, &s);
     if (rc != BITT_OK)
         return rc;
-    bittw_store *b = calloc(1, sizeof *b);
+    bittw_store *b = (bittw_store *)calloc(1, sizeof *b);
     if (!b) {
         bitt_store_close(s);
         return BITT_ENOMEM;
@@ -866,7 +1058,7 @@ void bittw_free(bittw_store *box)
 int bittw_txn_begin(bittw_store *lbox, bittw_txn **out)
 {
     *out = NULL;
-    bittw_txn *h = calloc(1, sizeof *h);
+    bittw_txn *h = (bittw_txn *)calloc(1, sizeof *h);
     if (!h)
         return BITT_ENOMEM;
     int rc = bitt_txn_begin(lbox->store, &h->txn);
@@ -893,7 +1085,7 @@ void bittw_txn_free(bittw_txn *h)
 int bittw_pubsub_subscribe(bittw_store *lbox, const char *channel, bittw_sub **out)
 {
     *out = NULL;
-    bittw_sub *h = calloc(1, sizeof *h);
+    bittw_sub *h = (bittw_sub *)calloc(1, sizeof *h);
     if (!h)
         return BITT_ENOMEM;
     int rc = bitt_pubsub_subscribe(lbox->store, channel, &h->sub);

@@ -1,0 +1,296 @@
+/*
+ * async.hpp: the Promise API. One AsyncWorker class runs one blocking C call
+ * on the libuv pool and settles a Promise on the main thread; each exported
+ * function only reads its JS arguments into owned copies (main thread) and
+ * names the C call to make (a lambda). No semantics here: the C core
+ * decides, the results take the shapes of js_values.hpp, the same as the
+ * synchronous SWIG wrappers, and the JS layer (lib/) reads both alike.
+ *
+ * Lifetime: a call holds a reference on the store box (bittw_ref), so the
+ * box outlives it; it takes the box's read lock on the worker thread for
+ * the C call only, and the error message is read there, right after the
+ * failing call (bitt_error_last() is per thread). close() runs on the pool
+ * too: it takes the write lock, so it waits for the calls in flight, and
+ * calls that start after it fail with "the store is closed".
+ * Included into the SWIG wrapper (it uses SWIG's pointer conversions).
+ */
+#ifndef BITT_NODE_ASYNC_HPP
+#define BITT_NODE_ASYNC_HPP
+
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+/* ---- results filled on the worker thread -------------------------------------- */
+class BittwOuts {
+  public:
+    uint64_t *u64() { return &add(U64).u; }
+    int64_t *i64() { return &add(I64).i; }
+    bitt_entry **entry() { return (bitt_entry **)&add(ENTRY).p; }
+    bitt_entries **entries() { return (bitt_entries **)&add(ENTRIES).p; }
+    bitt_message **message() { return (bitt_message **)&add(MESSAGE).p; }
+    bitt_messages **messages() { return (bitt_messages **)&add(MESSAGES).p; }
+    bitt_schedule **schedule() { return (bitt_schedule **)&add(SCHEDULE).p; }
+    bitt_buf *buf() { return &add(BUF).b; }
+    bitt_queue_stats *stats()
+    {
+        Item &it = add(STATS);
+        it.st.version = BITT_QUEUE_STATS_VERSION;
+        return &it.st;
+    }
+    bittw_txn **txn() { return (bittw_txn **)&add(TXN).p; }
+    bittw_sub **sub() { return (bittw_sub **)&add(SUB).p; }
+    bittw_store **box() { return (bittw_store **)&add(BOX).p; }
+
+    /* [status, out...], or the status alone when there is no output (as
+     * SWIG's wrappers give). */
+    Napi::Value to_js(Napi::Env env, int status)
+    {
+        if (items_.empty())
+            return Napi::Number::New(env, status);
+        Napi::Array a = Napi::Array::New(env);
+        uint32_t k = 0;
+        a.Set(k++, Napi::Number::New(env, status));
+        for (Item &it : items_) {
+            switch (it.type) {
+            case U64: a.Set(k++, bittw_js_u64(env, it.u)); break;
+            case I64: a.Set(k++, bittw_js_i64(env, it.i)); break;
+            case ENTRY: a.Set(k++, bittw_js_entry(env, (bitt_entry *)it.p)); break;
+            case ENTRIES: {
+                Napi::Array pair = bittw_js_entries(env, (bitt_entries *)it.p).As<Napi::Array>();
+                a.Set(k++, pair.Get(0u));
+                a.Set(k++, pair.Get(1u));
+                break;
+            }
+            case MESSAGE: a.Set(k++, bittw_js_message(env, (bitt_message *)it.p)); break;
+            case MESSAGES: a.Set(k++, bittw_js_messages(env, (bitt_messages *)it.p)); break;
+            case SCHEDULE: a.Set(k++, bittw_js_schedule(env, (bitt_schedule *)it.p)); break;
+            case SCHEDULES: a.Set(k++, bittw_js_schedules(env, (bitt_schedule **)it.p, it.n)); break;
+            case BUF: a.Set(k++, it.b.ptr ? bittw_js_bytes(env, it.b.ptr, it.b.len) : env.Null()); break;
+            case STATS: a.Set(k++, bittw_js_stats(env, &it.st)); break;
+            case TXN: a.Set(k++, SWIG_NewPointerObj(it.p, SWIGTYPE_p_bittw_txn, 0)); it.p = NULL; break;
+            case SUB: a.Set(k++, SWIG_NewPointerObj(it.p, SWIGTYPE_p_bittw_sub, 0)); it.p = NULL; break;
+            case BOX: a.Set(k++, SWIG_NewPointerObj(it.p, SWIGTYPE_p_bittw_store, 0)); it.p = NULL; break;
+            }
+        }
+        return a;
+    }
+
+    ~BittwOuts()
+    {
+        for (Item &it : items_) {
+            switch (it.type) {
+            case ENTRY: bitt_entry_free((bitt_entry *)it.p); break;
+            case ENTRIES: bitt_entries_free((bitt_entries *)it.p); break;
+            case MESSAGE: bitt_message_free((bitt_message *)it.p); break;
+            case MESSAGES: bitt_messages_free((bitt_messages *)it.p); break;
+            case SCHEDULE: bitt_schedule_free((bitt_schedule *)it.p); break;
+            case SCHEDULES: bitt_schedule_list_free((bitt_schedule **)it.p, it.n); break;
+            case BUF: bitt_buf_dispose(&it.b); break;
+            /* handles not handed to JS (the call failed) */
+            case TXN: bittw_txn_free((bittw_txn *)it.p); break;
+            case SUB: bittw_pubsub_close((bittw_sub *)it.p); break;
+            case BOX: bittw_free((bittw_store *)it.p); break;
+            default: break;
+            }
+        }
+    }
+
+    enum Type { U64, I64, ENTRY, ENTRIES, MESSAGE, MESSAGES, SCHEDULE, SCHEDULES, BUF, STATS, TXN, SUB, BOX };
+    struct Item {
+        Type type;
+        uint64_t u = 0;
+        int64_t i = 0;
+        void *p = nullptr;
+        size_t n = 0;
+        bitt_buf b = {NULL, 0, 0};
+        bitt_queue_stats st = {};
+    };
+    Item &add(Type t)
+    {
+        items_.emplace_back();
+        items_.back().type = t;
+        return items_.back();
+    }
+
+  private:
+    std::deque<Item> items_; /* stable addresses while the C call fills them */
+};
+
+/* ---- the one worker ----------------------------------------------------------- */
+class BittwCall : public Napi::AsyncWorker {
+  public:
+    /* enter: hold the box's read lock for the call (every call but open and
+     * close); the lambda gets the store in the box. */
+    using Run = std::function<int(bitt_store *, BittwOuts &)>;
+    enum Mode { ENTER, NO_LOCK };
+
+    BittwCall(Napi::Env env, bittw_store *box, Mode mode, Run run)
+        : Napi::AsyncWorker(env, "bitt"), box_(box), mode_(mode), run_(std::move(run)),
+          deferred_(Napi::Promise::Deferred::New(env))
+    {
+        if (box_)
+            bittw_ref(box_);
+    }
+    ~BittwCall() override { bittw_unref(box_); }
+
+    Napi::Promise Promise() { return deferred_.Promise(); }
+
+  protected:
+    void Execute() override
+    {
+        if (mode_ == ENTER) {
+            if (bittw_enter(box_) != 0) {
+                status_ = BITT_EUSAGE;
+                msg_ = "the store is closed";
+                return;
+            }
+            status_ = run_(bittw_store_of(box_), outs_);
+            read_error();
+            bittw_leave(box_);
+        } else {
+            status_ = run_(NULL, outs_);
+            read_error();
+        }
+    }
+    void OnOK() override
+    {
+        Napi::Env env = Env();
+        Napi::HandleScope scope(env);
+        if (status_ < 0)
+            deferred_.Reject(bittw_js_error(env, status_, msg_));
+        else
+            deferred_.Resolve(outs_.to_js(env, status_));
+    }
+    void OnError(const Napi::Error &e) override { deferred_.Reject(e.Value()); }
+
+  private:
+    void read_error()
+    {
+        if (status_ < 0) {
+            const char *m = bitt_error_last();
+            msg_ = m ? m : "";
+        }
+    }
+    bittw_store *box_;
+    Mode mode_;
+    Run run_;
+    Napi::Promise::Deferred deferred_;
+    BittwOuts outs_;
+    int status_ = 0;
+    std::string msg_;
+};
+
+/* ---- arguments, copied on the main thread --------------------------------------- */
+/* An optional byte string or text: NULL when not given. */
+struct BittwOpt {
+    std::string s;
+    bool null = true;
+    const void *p() const { return null ? NULL : s.data(); }
+    size_t n() const { return null ? 0 : s.size(); }
+    const char *c() const { return null ? NULL : s.c_str(); }
+};
+
+class BittwArgs {
+  public:
+    explicit BittwArgs(const Napi::CallbackInfo &info) : info_(info), env_(info.Env()) {}
+    Napi::Env env() const { return env_; }
+    bool ok() const { return ok_; }
+    Napi::Value at(size_t i) const { return i < info_.Length() ? info_[i] : env_.Undefined(); }
+
+    std::string bytes(size_t i, const char *what)
+    {
+        const uint8_t *p = NULL;
+        size_t n = 0;
+        if (ok_ && !bittw_js_get_bytes(env_, at(i), false, what, &p, &n))
+            ok_ = false;
+        return ok_ ? std::string((const char *)p, n) : std::string();
+    }
+    BittwOpt opt_bytes(size_t i, const char *what)
+    {
+        BittwOpt o;
+        const uint8_t *p = NULL;
+        size_t n = 0;
+        if (ok_ && !bittw_js_get_bytes(env_, at(i), true, what, &p, &n))
+            ok_ = false;
+        if (ok_ && p) {
+            o.s.assign((const char *)p, n);
+            o.null = false;
+        }
+        return o;
+    }
+    BittwOpt text(size_t i, const char *what)
+    {
+        BittwOpt o;
+        if (ok_ && !bittw_js_get_text(env_, at(i), true, what, &o.s, &o.null))
+            ok_ = false;
+        return o;
+    }
+    int64_t i64(size_t i, const char *what) { return read<int64_t>(i, what, bittw_js_get_i64); }
+    uint64_t u64(size_t i, const char *what) { return read<uint64_t>(i, what, bittw_js_get_u64); }
+    uint32_t u32(size_t i, const char *what) { return read<uint32_t>(i, what, bittw_js_get_u32); }
+    int int_(size_t i, const char *what) { return read<int>(i, what, bittw_js_get_int); }
+    /* seqs: an array, or null ("no list") */
+    std::vector<uint64_t> seqs(size_t i, bool *is_null)
+    {
+        std::vector<uint64_t> v;
+        if (ok_ && !bittw_js_get_u64s(env_, at(i), true, "seqs", &v, is_null))
+            ok_ = false;
+        return v;
+    }
+    std::vector<std::string> keys(size_t i)
+    {
+        std::vector<const void *> ptrs;
+        std::vector<size_t> lens;
+        std::vector<std::string> out;
+        if (ok_ && !bittw_js_get_keys(env_, at(i), &ptrs, &lens))
+            ok_ = false;
+        for (size_t k = 0; ok_ && k < ptrs.size(); k++)
+            out.emplace_back((const char *)ptrs[k], lens[k]);
+        return out;
+    }
+    bittw_store *store(size_t i)
+    {
+        void *p = NULL;
+        if (ok_ && (!SWIG_IsOK(SWIG_ConvertPtr(at(i), &p, SWIGTYPE_p_bittw_store, 0)) || !p)) {
+            Napi::TypeError::New(env_, "expected a bitt store handle").ThrowAsJavaScriptException();
+            ok_ = false;
+        }
+        return (bittw_store *)p;
+    }
+    /* A txn or subscription handle (null: "closed", a BittError). */
+    void *handle(size_t i, swig_type_info *type, const char *what)
+    {
+        void *p = NULL;
+        if (!ok_)
+            return NULL;
+        if (bittw_js_is_nullish(at(i))) {
+            bittw_js_throw(env_, BITT_EUSAGE, std::string("the ") + what + " is closed");
+            ok_ = false;
+        } else if (!SWIG_IsOK(SWIG_ConvertPtr(at(i), &p, type, 0)) || !p) {
+            Napi::TypeError::New(env_, std::string("expected a bitt ") + what).ThrowAsJavaScriptException();
+            ok_ = false;
+        }
+        return p;
+    }
+
+  private:
+    /* One number through its js_values.hpp reader; the first failure sticks. */
+    template <typename T> T read(size_t i, const char *what, bool (*reader)(Napi::Env, Napi::Value, const char *, T *))
+    {
+        T v = 0;
+        if (ok_ && !reader(env_, at(i), what, &v))
+            ok_ = false;
+        return v;
+    }
+    const Napi::CallbackInfo &info_;
+    Napi::Env env_;
+    bool ok_ = true;
+};
+
+#include "async_ops.hpp"
+#include "extras.hpp"
+#endif

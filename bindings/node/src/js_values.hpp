@@ -1,0 +1,351 @@
+/*
+ * js_values.hpp: JavaScript values to C arguments and C results to
+ * JavaScript values, shared by the SWIG wrappers (synchronous calls) and the
+ * AsyncWorker calls (async.hpp), so that both hand the JS layer the same
+ * shapes. Included into the SWIG wrapper (Node-API with C++ exceptions):
+ * every reader returns false after throwing a TypeError/RangeError.
+ *
+ * Shapes (as the Python binding's tuples, with 64-bit numbers as BigInt):
+ *   entry    [key, value, kind, version, expiresAt]
+ *   message  [id, topic, payload, kind, token, attempts, maxAttempts,
+ *             lastError, createdAt, dueAt, failedAt, parkReason]
+ *   schedule [key, interval, payload, kind, nextRunAt, occurrence]
+ *   stats    [pending, delayed, processing, dead, oldestPendingAt]
+ */
+#ifndef BITT_NODE_JS_VALUES_HPP
+#define BITT_NODE_JS_VALUES_HPP
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+/* ---- errors ---------------------------------------------------------------- */
+/* The JS layer's error factory (code, message) -> BittError. One per thread:
+ * each Node environment (main thread, every worker thread) runs on its own
+ * thread and registers its own. */
+static thread_local Napi::FunctionReference *bittw_js_error_factory = nullptr;
+
+static Napi::Value bittw_js_error(Napi::Env env, int code, const std::string &msg)
+{
+    std::string m = msg.empty() ? std::string(bitt_strerror(code)) : msg;
+    if (bittw_js_error_factory) {
+        Napi::Value e = bittw_js_error_factory->Call({Napi::Number::New(env, code), Napi::String::New(env, m)});
+        if (!e.IsEmpty())
+            return e;
+    }
+    Napi::Error e = Napi::Error::New(env, m);
+    e.Set("code", Napi::Number::New(env, code));
+    return e.Value();
+}
+
+static void bittw_js_throw(Napi::Env env, int code, const std::string &msg)
+{
+    Napi::Value e = bittw_js_error(env, code, msg);
+    if (!env.IsExceptionPending())
+        napi_throw(env, e);
+}
+
+/* Reads the per-thread last error: call it right after the failing call. */
+static void bittw_js_throw_last(Napi::Env env, int code)
+{
+    const char *m = bitt_error_last();
+    bittw_js_throw(env, code, m ? m : "");
+}
+
+static bool bittw_js_type_error(Napi::Env env, const char *what, const char *want)
+{
+    Napi::TypeError::New(env, std::string(what) + " must be " + want).ThrowAsJavaScriptException();
+    return false;
+}
+
+/* ---- values in --------------------------------------------------------------- */
+static bool bittw_js_is_nullish(Napi::Value v)
+{
+    return v.IsNull() || v.IsUndefined();
+}
+
+/* A byte string: Buffer or Uint8Array (borrowed, valid during the call);
+ * null/undefined gives NULL when allowed. */
+static bool bittw_js_get_bytes(Napi::Env env, Napi::Value v, bool allow_null, const char *what,
+                               const uint8_t **p, size_t *n)
+{
+    *p = NULL;
+    *n = 0;
+    if (allow_null && bittw_js_is_nullish(v))
+        return true;
+    if (v.IsTypedArray()) {
+        Napi::TypedArray ta = v.As<Napi::TypedArray>();
+        if (ta.TypedArrayType() == napi_uint8_array) {
+            Napi::Uint8Array u = v.As<Napi::Uint8Array>();
+            *p = u.Data();
+            *n = u.ByteLength();
+            if (!*p)
+                *p = (const uint8_t *)"";
+            return true;
+        }
+    }
+    return bittw_js_type_error(env, what, allow_null ? "a Buffer, a Uint8Array or null" : "a Buffer or a Uint8Array");
+}
+
+/* A name or text: a string (UTF-8) or a byte string without NUL; null gives
+ * "no text" when allowed. */
+static bool bittw_js_get_text(Napi::Env env, Napi::Value v, bool allow_null, const char *what,
+                              std::string *out, bool *is_null)
+{
+    *is_null = false;
+    out->clear();
+    if (allow_null && bittw_js_is_nullish(v)) {
+        *is_null = true;
+        return true;
+    }
+    if (v.IsString()) {
+        *out = v.As<Napi::String>().Utf8Value();
+    } else if (v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+        Napi::Uint8Array u = v.As<Napi::Uint8Array>();
+        out->assign((const char *)u.Data(), u.ByteLength());
+    } else {
+        return bittw_js_type_error(env, what, allow_null ? "a string, a Buffer or null" : "a string or a Buffer");
+    }
+    if (out->find('\0') != std::string::npos) {
+        bittw_js_throw(env, BITT_EINVAL, std::string(what) + " must not contain a NUL character");
+        return false;
+    }
+    return true;
+}
+
+/* Integers: a BigInt, or a Number holding an integer. */
+static bool bittw_js_get_i64(Napi::Env env, Napi::Value v, const char *what, int64_t *out)
+{
+    if (v.IsBigInt()) {
+        bool lossless = false;
+        *out = v.As<Napi::BigInt>().Int64Value(&lossless);
+        if (!lossless) {
+            Napi::RangeError::New(env, std::string(what) + " is out of the int64 range").ThrowAsJavaScriptException();
+            return false;
+        }
+        return true;
+    }
+    if (v.IsNumber()) {
+        double d = v.As<Napi::Number>().DoubleValue();
+        if (std::isfinite(d) && std::floor(d) == d && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
+            *out = (int64_t)d;
+            return true;
+        }
+    }
+    return bittw_js_type_error(env, what, "an integer (number or bigint) in the int64 range");
+}
+
+static bool bittw_js_get_u64(Napi::Env env, Napi::Value v, const char *what, uint64_t *out)
+{
+    if (v.IsBigInt()) {
+        bool lossless = false;
+        *out = v.As<Napi::BigInt>().Uint64Value(&lossless);
+        if (!lossless) {
+            Napi::RangeError::New(env, std::string(what) + " is out of the uint64 range").ThrowAsJavaScriptException();
+            return false;
+        }
+        return true;
+    }
+    if (v.IsNumber()) {
+        double d = v.As<Napi::Number>().DoubleValue();
+        if (std::isfinite(d) && std::floor(d) == d && d >= 0 && d < 18446744073709551616.0) {
+            *out = (uint64_t)d;
+            return true;
+        }
+    }
+    return bittw_js_type_error(env, what, "a non-negative integer (number or bigint)");
+}
+
+static bool bittw_js_get_u32(Napi::Env env, Napi::Value v, const char *what, uint32_t *out)
+{
+    uint64_t u = 0;
+    if (!bittw_js_get_u64(env, v, what, &u))
+        return false;
+    if (u > 0xffffffffULL) {
+        Napi::RangeError::New(env, std::string(what) + " is out of the uint32 range").ThrowAsJavaScriptException();
+        return false;
+    }
+    *out = (uint32_t)u;
+    return true;
+}
+
+static bool bittw_js_get_int(Napi::Env env, Napi::Value v, const char *what, int *out)
+{
+    if (v.IsBoolean()) { /* reverse flags */
+        *out = v.As<Napi::Boolean>().Value() ? 1 : 0;
+        return true;
+    }
+    int64_t i = 0;
+    if (!bittw_js_get_i64(env, v, what, &i))
+        return false;
+    if (i < -2147483647 - 1 || i > 2147483647) {
+        Napi::RangeError::New(env, std::string(what) + " is out of the int range").ThrowAsJavaScriptException();
+        return false;
+    }
+    *out = (int)i;
+    return true;
+}
+
+/* An array of uint64 (outbox sequence numbers); null gives "none" when
+ * allowed ("no list" and "[]" differ). */
+static bool bittw_js_get_u64s(Napi::Env env, Napi::Value v, bool allow_null, const char *what,
+                              std::vector<uint64_t> *out, bool *is_null)
+{
+    out->clear();
+    *is_null = false;
+    if (allow_null && bittw_js_is_nullish(v)) {
+        *is_null = true;
+        return true;
+    }
+    if (!v.IsArray())
+        return bittw_js_type_error(env, what, "an array of integers");
+    Napi::Array a = v.As<Napi::Array>();
+    uint32_t n = a.Length();
+    out->reserve(n);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t u = 0;
+        if (!bittw_js_get_u64(env, a.Get(i), what, &u))
+            return false;
+        out->push_back(u);
+    }
+    return true;
+}
+
+/* An array of byte strings (get-many keys), borrowed. */
+static bool bittw_js_get_keys(Napi::Env env, Napi::Value v, std::vector<const void *> *ptrs,
+                              std::vector<size_t> *lens)
+{
+    if (!v.IsArray())
+        return bittw_js_type_error(env, "keys", "an array of Buffers");
+    Napi::Array a = v.As<Napi::Array>();
+    uint32_t n = a.Length();
+    ptrs->resize(n);
+    lens->resize(n);
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *p = NULL;
+        if (!bittw_js_get_bytes(env, a.Get(i), false, "a key", &p, &(*lens)[i]))
+            return false;
+        (*ptrs)[i] = p;
+    }
+    return true;
+}
+
+/* ---- values out -------------------------------------------------------------- */
+static Napi::Value bittw_js_bytes(Napi::Env env, const uint8_t *p, size_t n)
+{
+    return Napi::Buffer<uint8_t>::Copy(env, p ? p : (const uint8_t *)"", n);
+}
+
+static Napi::Value bittw_js_str(Napi::Env env, const char *s)
+{
+    if (!s)
+        return env.Null();
+    return Napi::String::New(env, s);
+}
+
+static Napi::Value bittw_js_u64(Napi::Env env, uint64_t v)
+{
+    return Napi::BigInt::New(env, v);
+}
+
+static Napi::Value bittw_js_i64(Napi::Env env, int64_t v)
+{
+    return Napi::BigInt::New(env, v);
+}
+
+static Napi::Value bittw_js_entry(Napi::Env env, const bitt_entry *e)
+{
+    if (!e)
+        return env.Null();
+    size_t kl = 0, vl = 0;
+    const uint8_t *k = bitt_entry_key(e, &kl);
+    const uint8_t *v = bitt_entry_value(e, &vl);
+    Napi::Array a = Napi::Array::New(env, 5);
+    a.Set(0u, bittw_js_bytes(env, k, kl));
+    a.Set(1u, bittw_js_bytes(env, v, vl));
+    a.Set(2u, Napi::Number::New(env, bitt_entry_kind(e)));
+    a.Set(3u, bittw_js_u64(env, bitt_entry_version(e)));
+    a.Set(4u, bittw_js_i64(env, bitt_entry_expires_at(e)));
+    return a;
+}
+
+/* [[entry or null, ...], cursor or null] */
+static Napi::Value bittw_js_entries(Napi::Env env, const bitt_entries *es)
+{
+    size_t n = es ? bitt_entries_count(es) : 0;
+    Napi::Array list = Napi::Array::New(env, n);
+    for (size_t i = 0; i < n; i++)
+        list.Set((uint32_t)i, bittw_js_entry(env, bitt_entries_at(es, i)));
+    Napi::Array a = Napi::Array::New(env, 2);
+    a.Set(0u, list);
+    a.Set(1u, bittw_js_str(env, es ? bitt_entries_cursor(es) : NULL));
+    return a;
+}
+
+static Napi::Value bittw_js_message(Napi::Env env, const bitt_message *m)
+{
+    if (!m)
+        return env.Null();
+    size_t pl = 0;
+    const uint8_t *p = bitt_message_payload(m, &pl);
+    Napi::Array a = Napi::Array::New(env, 12);
+    a.Set(0u, bittw_js_u64(env, bitt_message_id(m)));
+    a.Set(1u, bittw_js_str(env, bitt_message_topic(m)));
+    a.Set(2u, bittw_js_bytes(env, p, pl));
+    a.Set(3u, Napi::Number::New(env, bitt_message_kind(m)));
+    a.Set(4u, bittw_js_str(env, bitt_message_token(m)));
+    a.Set(5u, Napi::Number::New(env, bitt_message_attempts(m)));
+    a.Set(6u, Napi::Number::New(env, bitt_message_max_attempts(m)));
+    a.Set(7u, bittw_js_str(env, bitt_message_last_error(m)));
+    a.Set(8u, bittw_js_i64(env, bitt_message_created_at(m)));
+    a.Set(9u, bittw_js_i64(env, bitt_message_due_at(m)));
+    a.Set(10u, bittw_js_i64(env, bitt_message_failed_at(m)));
+    a.Set(11u, Napi::Number::New(env, bitt_message_park_reason(m)));
+    return a;
+}
+
+static Napi::Value bittw_js_messages(Napi::Env env, const bitt_messages *ms)
+{
+    size_t n = ms ? bitt_messages_count(ms) : 0;
+    Napi::Array list = Napi::Array::New(env, n);
+    for (size_t i = 0; i < n; i++)
+        list.Set((uint32_t)i, bittw_js_message(env, bitt_messages_at(ms, i)));
+    return list;
+}
+
+static Napi::Value bittw_js_schedule(Napi::Env env, const bitt_schedule *s)
+{
+    if (!s)
+        return env.Null();
+    size_t pl = 0;
+    const uint8_t *p = bitt_schedule_payload(s, &pl);
+    Napi::Array a = Napi::Array::New(env, 6);
+    a.Set(0u, bittw_js_str(env, bitt_schedule_key(s)));
+    a.Set(1u, bittw_js_i64(env, bitt_schedule_interval(s)));
+    a.Set(2u, bittw_js_bytes(env, p, pl));
+    a.Set(3u, Napi::Number::New(env, bitt_schedule_kind(s)));
+    a.Set(4u, bittw_js_i64(env, bitt_schedule_next_run_at(s)));
+    a.Set(5u, bittw_js_i64(env, bitt_schedule_occurrence(s)));
+    return a;
+}
+
+static Napi::Value bittw_js_schedules(Napi::Env env, bitt_schedule *const *list, size_t n)
+{
+    Napi::Array a = Napi::Array::New(env, n);
+    for (size_t i = 0; i < n; i++)
+        a.Set((uint32_t)i, bittw_js_schedule(env, list[i]));
+    return a;
+}
+
+static Napi::Value bittw_js_stats(Napi::Env env, const bitt_queue_stats *st)
+{
+    Napi::Array a = Napi::Array::New(env, 5);
+    a.Set(0u, bittw_js_u64(env, st->pending));
+    a.Set(1u, bittw_js_u64(env, st->delayed));
+    a.Set(2u, bittw_js_u64(env, st->processing));
+    a.Set(3u, bittw_js_u64(env, st->dead));
+    a.Set(4u, bittw_js_i64(env, st->oldest_pending_at));
+    return a;
+}
+
+#endif
