@@ -77,11 +77,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (diff_init(&c, 0, input_rnd, &in, abort_with))
         abort();
     g_run++;
+    if (getenv("BITT_FUZZ_VERBOSE")) /* shows what an input does */
+        c.trace = stderr;
     char url[1200];
     open_store(&c, "memory", "memory:?" OPTIONS);
     open_store(&c, "sqlite", "sqlite::memory:?" OPTIONS);
-    if (server_url("BITT_TEST_POSTGRES_URL", "schema", url, sizeof url))
+    if (server_url("BITT_TEST_POSTGRES_URL", "schema", url, sizeof url)) {
+        c.ordered_versions[c.n] = 1; /* a sequence: failed commits skip numbers */
         open_store(&c, "postgres", url);
+    }
     if (server_url("BITT_TEST_REDIS_URL", "prefix", url, sizeof url))
         open_store(&c, "redis", url);
     diff_manual_clock(&c, 1000000);

@@ -33,6 +33,7 @@ typedef struct diff_ctx {
     /* Reports a mismatch; must not return (fail_msg, abort). */
     void (*fail)(const char *msg);
     int step;
+    FILE *trace; /* when set, every operation and its statuses are written here */
 
     /* state carried between steps */
     char *cursor;   /* a cursor of the reference's last list page */
@@ -47,6 +48,15 @@ typedef struct diff_ctx {
         const char *what;
         int runs, ok;
     } seen[64];
+    /* Stores whose versionstamps need only keep the reference's order
+     * (bitt promises unique and increasing, not consecutive: a PostgreSQL
+     * sequence skips the numbers of failed commits). For them, the
+     * reference's stamps seen so far and the store's, pairwise. */
+    int ordered_versions[DIFF_MAX_STORES];
+    struct diff_vmap {
+        uint64_t *ref, *got;
+        size_t count, cap;
+    } vmap[DIFF_MAX_STORES];
 } diff_ctx;
 
 /* Sets up c for n stores opened by the caller (s[], names[] filled after);
@@ -81,6 +91,12 @@ void diff_fail(diff_ctx *c, const char *fmt, ...) __attribute__((format(printf, 
 /* Every store's status must be the reference's; counts the operation. */
 void diff_same_rc(diff_ctx *c, const int *rc, const char *what);
 void diff_same_i64(diff_ctx *c, const int64_t *v, const char *what, const char *field);
+/* New versionstamps (0 = none): equal, or in the same order. */
+void diff_same_version(diff_ctx *c, const uint64_t *ver, const char *what);
+/* The version on store i that stands for the reference's ref, for a check:
+ * ref itself, or the store's stamp of the same write; a reference version
+ * no write made stands for a version store i never made either. */
+uint64_t diff_version_for(diff_ctx *c, int i, uint64_t ref);
 void diff_same_entry(diff_ctx *c, bitt_entry *const *e, const char *what);
 void diff_same_entries(diff_ctx *c, bitt_entries *const *e, const char *what);
 void diff_same_messages(diff_ctx *c, bitt_messages *const *l, const char *what);

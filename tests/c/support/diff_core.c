@@ -33,6 +33,11 @@ void diff_free(diff_ctx *c)
         bitt_pubsub_close(c->subs[i]);
         c->subs[i] = NULL;
     }
+    for (int i = 0; i < DIFF_MAX_STORES; i++) {
+        free(c->vmap[i].ref);
+        free(c->vmap[i].got);
+        c->vmap[i] = (struct diff_vmap){0};
+    }
     free(c->token);
     free(c->stale);
     free(c->cursor);
@@ -80,6 +85,12 @@ void diff_advance(diff_ctx *c, int64_t ms)
 
 void diff_same_rc(diff_ctx *c, const int *rc, const char *what)
 {
+    if (c->trace) {
+        fprintf(c->trace, "step %d %s:", c->step, what);
+        for (int i = 0; i < c->n; i++)
+            fprintf(c->trace, " %s %d", c->names[i], rc[i]);
+        fprintf(c->trace, "\n");
+    }
     for (int i = 1; i < c->n; i++)
         if (rc[i] != rc[0])
             diff_fail(c, "%s: %s gave %d (%s), %s gave %d", what, c->names[i], rc[i],
@@ -141,6 +152,80 @@ static void same_num(diff_ctx *c, int i, int64_t a, int64_t b, const char *what,
                   c->names[0], (long long)a);
 }
 
+/* The index of ref in store i's map, or -1. */
+static long vmap_find(const struct diff_vmap *m, uint64_t ref)
+{
+    size_t lo = 0, hi = m->count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->ref[mid] == ref)
+            return (long)mid;
+        if (m->ref[mid] < ref)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+static void vmap_add(diff_ctx *c, int i, uint64_t ref, uint64_t got, const char *what)
+{
+    struct diff_vmap *m = &c->vmap[i];
+    if (m->count && (ref <= m->ref[m->count - 1] || got <= m->got[m->count - 1]))
+        diff_fail(c, "%s: versionstamps out of order: %s gave %llu after %llu, %s %llu after %llu",
+                  what, c->names[i], (unsigned long long)got,
+                  (unsigned long long)m->got[m->count - 1], c->names[0], (unsigned long long)ref,
+                  (unsigned long long)m->ref[m->count - 1]);
+    if (m->count == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 256;
+        uint64_t *r = realloc(m->ref, cap * sizeof *r);
+        if (r)
+            m->ref = r;
+        uint64_t *g = realloc(m->got, cap * sizeof *g);
+        if (g)
+            m->got = g;
+        if (!r || !g)
+            diff_fail(c, "out of memory");
+        m->cap = cap;
+    }
+    m->ref[m->count] = ref;
+    m->got[m->count++] = got;
+}
+
+void diff_same_version(diff_ctx *c, const uint64_t *ver, const char *what)
+{
+    for (int i = 1; i < c->n; i++) {
+        if (!c->ordered_versions[i] || !ver[0] || !ver[i])
+            same_num(c, i, (int64_t)ver[0], (int64_t)ver[i], what, "version");
+        else
+            vmap_add(c, i, ver[0], ver[i], what);
+    }
+}
+
+uint64_t diff_version_for(diff_ctx *c, int i, uint64_t ref)
+{
+    if (!c->ordered_versions[i] || !ref)
+        return ref;
+    long at = vmap_find(&c->vmap[i], ref);
+    if (at >= 0)
+        return c->vmap[i].got[at];
+    at = vmap_find(&c->vmap[i], ref - 1);
+    return at >= 0 ? c->vmap[i].got[at] + 1 : ref;
+}
+
+static void version_vs(diff_ctx *c, int i, uint64_t a, uint64_t b, const char *what)
+{
+    if (!c->ordered_versions[i]) {
+        same_num(c, i, (int64_t)a, (int64_t)b, what, "version");
+        return;
+    }
+    long at = vmap_find(&c->vmap[i], a);
+    if (at < 0 || c->vmap[i].got[at] != b)
+        diff_fail(c, "%s: version: %s gave %llu, %s gave %llu (%s there)", what, c->names[i],
+                  (unsigned long long)b, c->names[0], (unsigned long long)a,
+                  at < 0 ? "no write made it" : "made by another write");
+}
+
 static void entry_vs(diff_ctx *c, int i, const bitt_entry *a, const bitt_entry *b, const char *what)
 {
     if (!a || !b) {
@@ -156,7 +241,7 @@ static void entry_vs(diff_ctx *c, int i, const bitt_entry *a, const bitt_entry *
     bp = bitt_entry_value(b, &bl);
     same_bytes(c, i, ap, al, bp, bl, what, "value");
     same_num(c, i, bitt_entry_kind(a), bitt_entry_kind(b), what, "kind");
-    same_num(c, i, (int64_t)bitt_entry_version(a), (int64_t)bitt_entry_version(b), what, "version");
+    version_vs(c, i, bitt_entry_version(a), bitt_entry_version(b), what);
     same_num(c, i, bitt_entry_expires_at(a), bitt_entry_expires_at(b), what, "expires_at");
 }
 

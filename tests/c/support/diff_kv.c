@@ -75,7 +75,9 @@ static void txn(diff_ctx *c, const void *v, size_t vlen, int kind, int64_t ttl, 
         int arc[N];
         for (int i = 0; i < c->n; i++) {
             switch (type) {
-            case 0: arc[i] = bitt_txn_check(t[i], kk->bytes, kk->len, cv); break;
+            case 0:
+                arc[i] = bitt_txn_check(t[i], kk->bytes, kk->len, diff_version_for(c, i, cv));
+                break;
             case 1: arc[i] = bitt_txn_set(t[i], kk->bytes, kk->len, v, vlen, kind, ttl); break;
             case 2: arc[i] = bitt_txn_delete(t[i], kk->bytes, kk->len); break;
             default: arc[i] = bitt_txn_sum(t[i], kk->bytes, kk->len, delta); break;
@@ -172,10 +174,7 @@ void diff_kv_step(diff_ctx *c)
     }
     diff_same_rc(c, rc, what);
     if (rc[0] >= 0) {
-        int64_t v64[N];
-        for (int i = 0; i < c->n; i++)
-            v64[i] = (int64_t)ver[i];
-        diff_same_i64(c, v64, what, "version");
+        diff_same_version(c, ver, what);
         diff_same_i64(c, val, what, "value");
         diff_same_entry(c, e, what);
         diff_same_entries(c, es, what);

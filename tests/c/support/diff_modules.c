@@ -193,7 +193,7 @@ static void fenced_commit(diff_ctx *c, const char *owner, uint64_t epoch, int *r
         bitt_txn_free(t);
     }
     diff_same_rc(c, rc, "fenced commit");
-    same_u64(c, ver, "fenced commit", "version");
+    diff_same_version(c, ver, "fenced commit");
 }
 
 static void lease_step(diff_ctx *c)
