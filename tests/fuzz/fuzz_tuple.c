@@ -11,6 +11,9 @@
  *    tie) is the tuple order of bitt.h: part by part, by type first
  *    (bytes < string < integer < float < false < true), then by value, and
  *    a tuple before its extensions.
+ * The same bytes are then read as two tuples to build (see build()): the
+ * encoder refuses exactly NaN and invalid UTF-8, what it writes decodes to
+ * the same parts (-0.0 as 0.0), and the two encodings order as the tuples.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include <string.h>
 
 #include "bitt.h"
+#include "utf8.h"
 
 #define MAX_PARTS 64
 
@@ -152,7 +156,88 @@ static void check_round_trip(const uint8_t *key, size_t len, const tuple *t)
     bitt_buf_dispose(&again);
 }
 
-static tuple g_a, g_b;
+static tuple g_a, g_b, g_c, g_d;
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t n;
+} reader;
+
+static uint64_t take(reader *r, size_t bytes)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < bytes && r->n; i++, r->n--)
+        v = v << 8 | *r->p++;
+    return v;
+}
+
+/* Builds up to 6 parts from the input: a tag byte (type), then 8 bytes of
+ * integer or float bits, or a length byte and that many bytes. Parts the
+ * encoder must refuse (NaN, invalid UTF-8) are checked and left out. */
+static void build(reader *r, tuple *t, bitt_buf *key)
+{
+    t->count = 0;
+    while (r->n && t->count < 6) {
+        part *p = &t->parts[t->count];
+        int rc;
+        p->type = 1 + (int)(take(r, 1) % 5);
+        switch (p->type) {
+        case BITT_TUPLE_BYTES:
+        case BITT_TUPLE_STRING: {
+            size_t n = take(r, 1) % 16;
+            n = n < r->n ? n : r->n;
+            p->data = r->p; /* the input outlives the call */
+            p->len = n;
+            r->p += n;
+            r->n -= n;
+            if (p->type == BITT_TUPLE_BYTES) {
+                rc = bitt_tuple_push_bytes(key, p->data, n);
+                break;
+            }
+            rc = bitt_tuple_push_string(key, (const char *)p->data, n);
+            if ((rc == BITT_EINVAL) != (bitt__utf8_invalid_at(p->data, n) != 0))
+                fail("the encoder's verdict on a string differs from the UTF-8 check");
+            break;
+        }
+        case BITT_TUPLE_INT:
+            p->i = (int64_t)take(r, 8);
+            rc = bitt_tuple_push_int(key, p->i);
+            break;
+        case BITT_TUPLE_FLOAT: {
+            uint64_t bits = take(r, 8);
+            memcpy(&p->f, &bits, sizeof p->f);
+            rc = bitt_tuple_push_float(key, p->f);
+            if ((rc == BITT_EINVAL) != (p->f != p->f))
+                fail("the encoder refuses a float other than NaN, or takes NaN");
+            if (p->f == 0.0)
+                p->f = 0.0;
+            break;
+        }
+        default:
+            p->i = (int64_t)(take(r, 1) & 1);
+            rc = bitt_tuple_push_bool(key, (int)p->i);
+            break;
+        }
+        if (rc == BITT_EINVAL && p->type != BITT_TUPLE_INT)
+            continue; /* NaN (checked above) or invalid UTF-8 (checked below) */
+        if (rc != BITT_OK)
+            fail("the encoder refused a valid part");
+        t->count++;
+    }
+}
+
+/* What was built decodes to the same parts. */
+static void check_built(const bitt_buf *key, const tuple *built, tuple *decoded)
+{
+    if (!decode(key->ptr, key->len, decoded) || decoded->count != built->count)
+        fail("an encoded tuple does not decode to its parts");
+    for (size_t i = 0; i < built->count; i++) {
+        const part *a = &built->parts[i], *b = &decoded->parts[i];
+        if (a->type != b->type || compare_parts(a, b) != 0 ||
+            (a->type == BITT_TUPLE_FLOAT && memcmp(&a->f, &b->f, sizeof a->f)))
+            fail("a part comes back from the codec changed");
+    }
+}
 
 static void release(tuple *t)
 {
@@ -177,5 +262,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fail("memcmp order of two encodings differs from their tuple order");
     release(&g_a);
     release(&g_b);
+
+    reader r = {data, size};
+    bitt_buf ka = BITT_BUF_INIT, kb = BITT_BUF_INIT;
+    build(&r, &g_a, &ka);
+    build(&r, &g_b, &kb);
+    check_built(&ka, &g_a, &g_c);
+    check_built(&kb, &g_b, &g_d);
+    if (compare_bytes(ka.ptr, ka.len, kb.ptr, kb.len) != compare_tuples(&g_a, &g_b))
+        fail("memcmp order of two built encodings differs from their tuple order");
+    bitt_buf_dispose(&ka);
+    bitt_buf_dispose(&kb);
+    release(&g_a);
+    release(&g_b);
+    release(&g_c);
+    release(&g_d);
     return 0;
 }
