@@ -120,6 +120,10 @@ int bitt__cursor_decode(const char *text, uint64_t selector, size_t max_key, bit
         }
     }
     key_out->ptr[key_out->len] = '\0';
+    /* The length bound above rounds up to whole base64 groups, so it lets
+     * through a key of max_key + 1 bytes: refuse that here. */
+    if (key_out->len > max_key)
+        return bitt__fail(BITT_ECURSOR, "cursor is malformed (its key is over the key limit)");
     if (got < 9 || header[0] != CURSOR_FORMAT)
         return bitt__fail(BITT_ECURSOR, "cursor is malformed (unknown format)");
     uint64_t h = 0;

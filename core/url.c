@@ -37,20 +37,18 @@ int bitt__percent_decode(const char *s, size_t n, const char *what, char **out)
     return BITT_OK;
 }
 
-/* Whether an option name may be quoted in a message: a name of letters,
- * digits and '_'. Anything else may be the tail of a password whose raw '?'
- * started the query early, and is never echoed. */
-static int quotable_name(const char *s, size_t n)
+/* Whether a name or value may be quoted in a message: short, and made of
+ * characters no URL delimiter is among. Anything else may be a piece of a
+ * password whose raw '?', '&' or '=' cut it into the query. */
+static int quotable(const char *s, size_t n)
 {
     if (n == 0 || n > 64)
         return 0;
     for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+        if (!isalnum((unsigned char)s[i]) && !strchr("_.-+", s[i]))
             return 0;
     return 1;
 }
-
-#define ODD_NAME_HINT "(a '?' or '#' inside a password must be written %%3F or %%23)"
 
 static int parse_query(const char *q, bitt_url *url)
 {
@@ -65,12 +63,14 @@ static int parse_query(const char *q, bitt_url *url)
         const char *eq = memchr(q, '=', len);
         if (len == 0 || eq == q)
             return bitt__fail(BITT_EURL, "store URL: an option has no name");
-        if (!eq && quotable_name(q, len))
+        if (!eq && quotable(q, len))
             return bitt__fail(BITT_EURL, "store URL: option '%.*s' has no value (write name=value)",
                               (int)len, q);
-        if (!eq)
-            return bitt__fail(
-                BITT_EURL, "store URL: an option has no value (write name=value) " ODD_NAME_HINT);
+        if (!eq || !quotable(q, (size_t)(eq - q)))
+            return bitt__fail(BITT_EURL,
+                              "store URL: an option is not name=value with a name of letters, "
+                              "digits, '_', '.', '-' (a password holding '?', '&' or '=' must "
+                              "write them %%3F, %%26, %%3D)");
         bitt_url_param *p = &url->params[url->param_count];
         int rc = bitt__percent_decode(q, (size_t)(eq - q), "an option name", &p->name);
         if (!rc)
@@ -81,9 +81,7 @@ static int parse_query(const char *q, bitt_url *url)
             return rc;
         for (size_t i = 0; i + 1 < url->param_count; i++)
             if (!strcmp(url->params[i].name, p->name))
-                return quotable_name(p->name, strlen(p->name))
-                           ? bitt__fail(BITT_EURL, "store URL: option '%s' is given twice", p->name)
-                           : bitt__fail(BITT_EURL, "store URL: an option is given twice");
+                return bitt__fail(BITT_EURL, "store URL: option '%s' is given twice", p->name);
         q += len;
         if (*q == '&')
             q++;
@@ -165,8 +163,11 @@ int bitt__url_param_int(bitt_url *url, const char *name, int64_t min, int64_t ma
     char *end = NULL;
     errno = 0;
     long long n = strtoll(v, &end, 10);
-    if (!*v || *end || errno || isspace((unsigned char)*v))
+    if (!*v || *end || errno || isspace((unsigned char)*v)) {
+        if (!quotable(v, strlen(v)))
+            return bitt__fail(BITT_EURL, "store URL: option %s is not an integer", name);
         return bitt__fail(BITT_EURL, "store URL: option %s=%s is not an integer", name, v);
+    }
     if (n < min || n > max)
         return bitt__fail(BITT_EURL, "store URL: option %s=%lld is out of range [%lld, %lld]", name,
                           n, (long long)min, (long long)max);
@@ -178,11 +179,7 @@ int bitt__url_check_all_used(const bitt_url *url)
 {
     for (size_t i = 0; i < url->param_count; i++)
         if (!url->params[i].used)
-            return quotable_name(url->params[i].name, strlen(url->params[i].name))
-                       ? bitt__fail(BITT_EURL, "store URL: unknown option '%s' for the %s backend",
-                                    url->params[i].name, url->scheme)
-                       : bitt__fail(BITT_EURL,
-                                    "store URL: an option name holds characters no option "
-                                    "has " ODD_NAME_HINT);
+            return bitt__fail(BITT_EURL, "store URL: unknown option '%s' for the %s backend",
+                              url->params[i].name, url->scheme);
     return BITT_OK;
 }

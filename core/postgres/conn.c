@@ -26,17 +26,21 @@
 
 /* ---- messages and errors --------------------------------------------------- */
 
-/* libpq's message, on one line, trimmed and redacted. */
+/* libpq's message, redacted, then on one line and trimmed. Redaction comes
+ * first: cutting or flattening the text before would hide a password (one
+ * cut at the end, or one holding a newline) from it. */
 static void clean_message(const bitt_backend *be, const char *in, char *out, size_t cap)
 {
-    char line[MSG_MAX];
+    if (!cap)
+        return;
+    bitt__pg_redact(be, in, out, cap < MSG_MAX ? cap : MSG_MAX);
     size_t j = 0;
-    for (const char *s = in ? in : ""; *s && j + 1 < sizeof line; s++)
-        line[j++] = (*s == '\n' || *s == '\r' || *s == '\t') ? ' ' : *s;
-    while (j && line[j - 1] == ' ')
+    for (char *s = out; *s; s++, j++)
+        if (*s == '\n' || *s == '\r' || *s == '\t')
+            *s = ' ';
+    while (j && out[j - 1] == ' ')
         j--;
-    line[j] = '\0';
-    bitt__pg_redact(be, line, out, cap);
+    out[j] = '\0';
 }
 
 /* Whether a SQLSTATE means the session is gone or going. */

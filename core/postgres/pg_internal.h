@@ -240,7 +240,8 @@ void bitt__pg_messages_truncate(bitt_messages *out, size_t base);
  * statement timeout, libpq parameters); BITT_EURL or BITT_ENOMEM. */
 int bitt__pg_read_url(bitt_url *url, const bitt_limits *limits, bitt_backend *be);
 /* Writes in into out (cap bytes, NUL-terminated) with every occurrence of
- * the password (decoded or as written in the URL) replaced by "***". */
+ * a password (decoded or as written in the URL, or a password= option)
+ * replaced by "***"; a cut at cap never leaves part of one. */
 void bitt__pg_redact(const bitt_backend *be, const char *in, char *out, size_t cap);
 void bitt__pg_free_params(bitt_backend *be);
 

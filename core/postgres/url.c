@@ -277,27 +277,42 @@ void bitt__pg_free_params(bitt_backend *be)
     be->nparams = 0;
 }
 
-/* Copies in to out, replacing every occurrence of secret (when not empty). */
-static void replace_all(const char *in, const char *secret, char *out, size_t cap)
-{
-    size_t n = secret ? strlen(secret) : 0, j = 0;
-    for (const char *s = in; *s && j + 1 < cap;) {
-        if (n && strncmp(s, secret, n) == 0) {
-            for (const char *r = "***"; *r && j + 1 < cap; r++)
-                out[j++] = *r;
-            s += n;
-        } else {
-            out[j++] = *s++;
-        }
-    }
-    out[j] = '\0';
-}
-
+/*
+ * Every occurrence of a password is replaced by "***": the one of the
+ * location (decoded and as written) and every password= the connection
+ * uses. The whole input is scanned, and output is cut at cap only after a
+ * match is decided, so no cut leaves the first bytes of a password behind
+ * (a cut applied before redaction would). At each position the longest
+ * matching password wins.
+ */
 void bitt__pg_redact(const bitt_backend *be, const char *in, char *out, size_t cap)
 {
     if (!cap)
         return;
-    char tmp[1024];
-    replace_all(in ? in : "", be ? be->password : NULL, tmp, sizeof tmp);
-    replace_all(tmp, be ? be->password_raw : NULL, out, cap);
+    const char *secrets[8];
+    size_t lens[8], count = 0;
+    const char *own[2] = {be ? be->password : NULL, be ? be->password_raw : NULL};
+    for (size_t i = 0; i < 2; i++)
+        if (own[i] && own[i][0])
+            secrets[count++] = own[i];
+    for (size_t i = 0; be && i < be->nparams && count < 8; i++)
+        if (!strcmp(be->keywords[i], "password") && be->values[i][0])
+            secrets[count++] = be->values[i];
+    for (size_t i = 0; i < count; i++)
+        lens[i] = strlen(secrets[i]);
+    size_t j = 0;
+    for (const char *s = in ? in : ""; *s && j + 1 < cap;) {
+        size_t best = 0;
+        for (size_t i = 0; i < count; i++)
+            if (lens[i] > best && !strncmp(s, secrets[i], lens[i]))
+                best = lens[i];
+        if (!best) {
+            out[j++] = *s++;
+            continue;
+        }
+        for (const char *r = "***"; *r && j + 1 < cap; r++)
+            out[j++] = *r;
+        s += best;
+    }
+    out[j] = '\0';
 }

@@ -3,8 +3,8 @@
  * schema checks (foreign tables, newer versions, auto_migrate=0), busy
  * databases, several processes on one file, persistence, failed SQLite
  * allocations, and a differential run of random operations against the
- * memory backend (every status, entry, list page and versionstamp must be
- * the same).
+ * memory backend (tests/c/support/diff.h: every status, entry, list page,
+ * versionstamp, message, lease, event and schedule must be the same).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "bitt.h"
+#include "diff.h"
 #include "sqlite_files.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -442,244 +443,51 @@ static void test_failed_allocations(void **state)
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 
-static uint32_t rnd(uint32_t n)
+static uint32_t rnd(void *rng, uint32_t n)
 {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (uint32_t)(g_rng % n);
+    uint64_t *x = rng;
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return (uint32_t)(*x % n);
 }
 
-typedef struct bkey {
-    const char *bytes;
-    size_t len;
-} bkey;
-
-static const bkey g_keys[] = {
-    {"", 0},  {"a", 1}, {"a\0", 2},  {"a\0b", 3},     {"ab", 2}, {"a_", 2},
-    {"b", 1}, {"%", 1}, {"\xff", 1}, {"\xff\xfe", 2}, {"ba", 2}, {"a\xff", 2},
-};
-enum { DKEYS = sizeof g_keys / sizeof *g_keys, DSTORES = 3 };
-
-static const bkey *rkey(void)
+static void fail_test(const char *msg)
 {
-    return &g_keys[rnd(DKEYS)];
+    fail_msg("%s", msg);
 }
 
-static void same_entry(const bitt_entry *a, const bitt_entry *b, const char *what, int step)
-{
-    if (!a || !b) {
-        if (a != b)
-            fail_msg("step %d %s: one store has an entry, the other not", step, what);
-        return;
-    }
-    size_t al, bl;
-    const uint8_t *ak = bitt_entry_key(a, &al), *bk = bitt_entry_key(b, &bl);
-    if (al != bl || memcmp(ak, bk, al))
-        fail_msg("step %d %s: keys differ", step, what);
-    ak = bitt_entry_value(a, &al);
-    bk = bitt_entry_value(b, &bl);
-    if (al != bl || memcmp(ak, bk, al) || ak[al] != 0 || bk[bl] != 0)
-        fail_msg("step %d %s: values differ", step, what);
-    if (bitt_entry_kind(a) != bitt_entry_kind(b) ||
-        bitt_entry_version(a) != bitt_entry_version(b) ||
-        bitt_entry_expires_at(a) != bitt_entry_expires_at(b))
-        fail_msg("step %d %s: kind/version/expiry differ: %d/%llu/%lld vs %d/%llu/%lld", step, what,
-                 bitt_entry_kind(a), (unsigned long long)bitt_entry_version(a),
-                 (long long)bitt_entry_expires_at(a), bitt_entry_kind(b),
-                 (unsigned long long)bitt_entry_version(b), (long long)bitt_entry_expires_at(b));
-}
-
-static void same_entries(bitt_entries *a, bitt_entries *b, const char *what, int step)
-{
-    if (!a || !b) {
-        if (a != b)
-            fail_msg("step %d %s: one list is missing", step, what);
-        return;
-    }
-    if (bitt_entries_count(a) != bitt_entries_count(b))
-        fail_msg("step %d %s: %zu entries vs %zu", step, what, bitt_entries_count(a),
-                 bitt_entries_count(b));
-    for (size_t i = 0; i < bitt_entries_count(a); i++)
-        same_entry(bitt_entries_at(a, i), bitt_entries_at(b, i), what, step);
-    const char *ca = bitt_entries_cursor(a), *cb = bitt_entries_cursor(b);
-    if ((ca == NULL) != (cb == NULL) || (ca && strcmp(ca, cb)))
-        fail_msg("step %d %s: cursors differ", step, what);
-}
-
-/* One random step on every store; every outcome must match store 0's. */
-static void diff_step(bitt_store **s, int step, char **cursor)
-{
-    int rc[DSTORES];
-    uint64_t ver[DSTORES] = {0};
-    int64_t val[DSTORES] = {0};
-    bitt_entry *e[DSTORES] = {0};
-    bitt_entries *es[DSTORES] = {0};
-    const char *what;
-    const bkey *k = rkey();
-    static const char *const values[] = {"",          "x",   "0", "-7", "12", "9223372036854775807",
-                                         "{\"a\":1}", "v\0v"};
-    uint32_t op = rnd(100);
-    const char *v = values[rnd(8)];
-    size_t vlen = v[0] == 'v' ? 3 : strlen(v);
-    int kind = rnd(3) == 0 ? BITT_KIND_COUNTER : BITT_KIND_BYTES;
-    int64_t ttl = rnd(3) == 0 ? (int64_t)rnd(50) + 1 : 0;
-    int64_t delta = rnd(10) == 0 ? INT64_MAX : (int64_t)rnd(21) - 10;
-    int64_t advance = rnd(40);
-
-    if (op < 15) {
-        what = "set";
-        for (int i = 0; i < DSTORES; i++)
-            rc[i] = bitt_kv_set(s[i], k->bytes, k->len, v, vlen, kind, ttl, &ver[i]);
-    } else if (op < 22) {
-        what = "add";
-        for (int i = 0; i < DSTORES; i++)
-            rc[i] = bitt_kv_add(s[i], k->bytes, k->len, v, vlen, kind, ttl, &ver[i]);
-    } else if (op < 28) {
-        what = "delete";
-        for (int i = 0; i < DSTORES; i++)
-            rc[i] = bitt_kv_delete(s[i], k->bytes, k->len);
-    } else if (op < 33) {
-        what = "take";
-        for (int i = 0; i < DSTORES; i++)
-            rc[i] = bitt_kv_take(s[i], k->bytes, k->len, &e[i]);
-    } else if (op < 45) {
-        what = "increment";
-        for (int i = 0; i < DSTORES; i++)
-            rc[i] = bitt_kv_increment(s[i], k->bytes, k->len, delta, ttl, &val[i], &ver[i]);
-    } else if (op < 60) {
-        what = "get";
-        for (int i = 0; i < DSTORES; i++)
-            rc[i] = bitt_kv_get(s[i], k->bytes, k->len, &e[i]);
-    } else if (op < 65) {
-        what = "get_many";
-        const void *keys[4];
-        size_t lens[4];
-        size_t n = rnd(5);
-        for (size_t j = 0; j < n; j++) {
-            const bkey *kk = rkey();
-            keys[j] = kk->bytes;
-            lens[j] = kk->len;
-        }
-        for (int i = 0; i < DSTORES; i++)
-            rc[i] = bitt_kv_get_many(s[i], keys, lens, n, &es[i]);
-    } else if (op < 78) {
-        what = "list";
-        bitt_list_options o = BITT_LIST_OPTIONS_INIT;
-        const bkey *a = rkey(), *b = rkey();
-        switch (rnd(4)) {
-        case 0:
-            o.prefix = a->bytes;
-            o.prefix_len = a->len;
-            break;
-        case 1:
-            o.start = a->bytes;
-            o.start_len = a->len;
-            break;
-        case 2:
-            o.start = a->bytes;
-            o.start_len = a->len;
-            o.end = b->bytes;
-            o.end_len = b->len;
-            break;
-        default: break;
-        }
-        o.limit = rnd(5);
-        o.reverse = (int)rnd(2);
-        if (cursor[0] && rnd(3) == 0)
-            o.cursor = cursor[0]; /* maybe from another selector: same answer wanted */
-        for (int i = 0; i < DSTORES; i++) {
-            rc[i] = bitt_kv_list(s[i], &o, &es[i]);
-        }
-        if (rc[0] == BITT_OK && bitt_entries_cursor(es[0])) {
-            free(cursor[0]);
-            cursor[0] = strdup(bitt_entries_cursor(es[0]));
-        }
-    } else if (op < 90) {
-        what = "txn";
-        bitt_txn *t[DSTORES];
-        for (int i = 0; i < DSTORES; i++)
-            assert_int_equal(bitt_txn_begin(s[i], &t[i]), BITT_OK);
-        uint32_t nops = rnd(5);
-        for (uint32_t j = 0; j < nops; j++) {
-            const bkey *kk = rkey();
-            uint32_t type = rnd(4);
-            uint64_t cv = 0;
-            if (type == 0 && rnd(2)) {
-                bitt_entry *cur;
-                if (bitt_kv_get(s[0], kk->bytes, kk->len, &cur) == BITT_OK) {
-                    cv = bitt_entry_version(cur) + (rnd(4) == 0);
-                    bitt_entry_free(cur);
-                }
-            }
-            int arc[DSTORES];
-            for (int i = 0; i < DSTORES; i++) {
-                switch (type) {
-                case 0: arc[i] = bitt_txn_check(t[i], kk->bytes, kk->len, cv); break;
-                case 1: /* may be refused (a counter kind with a non-counter value) */
-                    arc[i] = bitt_txn_set(t[i], kk->bytes, kk->len, v, vlen, kind, ttl);
-                    break;
-                case 2: arc[i] = bitt_txn_delete(t[i], kk->bytes, kk->len); break;
-                default: arc[i] = bitt_txn_sum(t[i], kk->bytes, kk->len, delta); break;
-                }
-                if (arc[i] != arc[0])
-                    fail_msg("step %d txn action %u: status %d vs %d", step, j, arc[i], arc[0]);
-            }
-        }
-        for (int i = 0; i < DSTORES; i++) {
-            rc[i] = bitt_txn_commit(t[i], &ver[i]);
-            bitt_txn_free(t[i]);
-        }
-    } else if (op < 97) {
-        what = "advance";
-        for (int i = 0; i < DSTORES; i++)
-            rc[i] = bitt_clock_advance(s[i], advance);
-    } else {
-        what = "purge";
-        for (int i = 0; i < DSTORES; i++) {
-            uint64_t removed = 0;
-            rc[i] = bitt_kv_purge_expired(s[i], &removed);
-            val[i] = (int64_t)removed;
-        }
-    }
-
-    for (int i = 1; i < DSTORES; i++) {
-        if (rc[i] != rc[0])
-            fail_msg("step %d %s on store %d: status %d, memory gave %d (%s)", step, what, i, rc[i],
-                     rc[0], bitt_error_last());
-        if (rc[0] >= 0) {
-            if (ver[i] != ver[0] || val[i] != val[0])
-                fail_msg("step %d %s on store %d: version/value %llu/%lld, memory %llu/%lld", step,
-                         what, i, (unsigned long long)ver[i], (long long)val[i],
-                         (unsigned long long)ver[0], (long long)val[0]);
-            same_entry(e[0], e[i], what, step);
-            same_entries(es[0], es[i], what, step);
-        }
-    }
-    for (int i = 0; i < DSTORES; i++) {
-        bitt_entry_free(e[i]);
-        bitt_entries_free(es[i]);
-    }
-}
-
+/* The same random steps (tests/c/support/diff.h) on memory, an in-memory
+ * SQLite database and a SQLite file: every outcome must match memory's. */
 static void test_differential(void **state)
 {
     (void)state;
     char path[1200], url[1300];
     ts_fresh_path("diff.db", path, sizeof path);
-    snprintf(url, sizeof url, "sqlite:%s?table_prefix=d_", path);
-    const char *urls[DSTORES] = {"memory:", "sqlite::memory:", url};
-    bitt_store *s[DSTORES];
-    for (int i = 0; i < DSTORES; i++) {
-        assert_int_equal(bitt_store_open(urls[i], &s[i]), BITT_OK);
-        assert_int_equal(bitt_clock_set_manual(s[i], 1000000), BITT_OK);
+    snprintf(url, sizeof url, "sqlite:%s?table_prefix=d_&queue_backoff=5,10,20", path);
+    const char *urls[3] = {"memory:?queue_backoff=5,10,20", "sqlite::memory:?queue_backoff=5,10,20",
+                           url};
+    const char *names[3] = {"memory", "sqlite::memory:", "sqlite file"};
+    diff_ctx c;
+    assert_int_equal(diff_init(&c, 3, rnd, &g_rng, fail_test), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(bitt_store_open(urls[i], &c.s[i]), BITT_OK);
+        c.names[i] = names[i];
     }
-    char *cursor[1] = {NULL};
-    for (int step = 0; step < 6000; step++)
-        diff_step(s, step, cursor);
-    free(cursor[0]);
-    for (int i = 0; i < DSTORES; i++)
-        bitt_store_close(s[i]);
+    diff_manual_clock(&c, 1000000);
+    diff_subscribe(&c);
+    for (c.step = 0; c.step < 6000; c.step++) {
+        if (rnd(&g_rng, 3))
+            diff_kv_step(&c);
+        else
+            diff_module_step(&c);
+        if (rnd(&g_rng, 8) == 0)
+            diff_advance(&c, rnd(&g_rng, 40));
+    }
+    diff_report(&c, stderr, "test_sqlite_backend (differential)");
+    diff_free(&c);
+    for (int i = 0; i < 3; i++)
+        bitt_store_close(c.s[i]);
 }
 
 int main(void)

@@ -292,9 +292,10 @@ static js_value *parse_container(parser *p, js_type type)
             }
             for (size_t i = 0; i < v->count; i++) {
                 if (strcmp(v->keys[i], key) == 0) {
+                    fail(p, "duplicate member \"%s\"", key); /* before key is freed */
                     free(key);
                     js_free(v);
-                    return fail(p, "duplicate member \"%s\"", v->keys[i]);
+                    return NULL;
                 }
             }
             skip_ws(p);

@@ -1,0 +1,104 @@
+/*
+ * tests/c/support/diff.h: differential runs. The same random operations go
+ * to several stores (store 0 is the reference, usually memory:), with
+ * manual clocks moving together, and every status, entry, list page,
+ * versionstamp, message, lease, outbox event, budget answer and schedule
+ * must be the same on every store. Ack tokens are random per backend, so
+ * each store uses the token its own delivery gave.
+ *
+ * The randomness and the failure are the caller's: test_redis_diff and
+ * test_sqlite_backend draw from a seeded generator and fail with cmocka;
+ * the differential fuzzer (tests/fuzz/fuzz_diff.c) draws from its input and
+ * aborts. No cmocka here.
+ */
+#ifndef BITT_TEST_DIFF_H
+#define BITT_TEST_DIFF_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bitt.h"
+
+#define DIFF_MAX_STORES 4
+#define DIFF_MAX_IDS 4096
+
+typedef struct diff_ctx {
+    bitt_store *s[DIFF_MAX_STORES];
+    bitt_sub *subs[DIFF_MAX_STORES]; /* on channel c1, or NULL */
+    const char *names[DIFF_MAX_STORES];
+    int n;
+    /* A number in [0, n); n >= 1. */
+    uint32_t (*rnd)(void *rng, uint32_t n);
+    void *rng;
+    /* Reports a mismatch; must not return (fail_msg, abort). */
+    void (*fail)(const char *msg);
+    int step;
+    FILE *trace; /* when set, every operation and its statuses are written here */
+
+    /* state carried between steps */
+    char *cursor;   /* a cursor of the reference's last list page */
+    uint64_t epoch; /* the last lease epoch acquired */
+    uint64_t recent[8];
+    uint64_t max_id;
+    /* the latest delivery's token per store and message id, and the one
+     * before it (to try as a stale token) */
+    char (*token)[DIFF_MAX_IDS][33];
+    char (*stale)[DIFF_MAX_IDS][33];
+    struct {
+        const char *what;
+        int runs, ok;
+    } seen[64];
+    /* Stores whose versionstamps need only keep the reference's order
+     * (bitt promises unique and increasing, not consecutive: a PostgreSQL
+     * sequence skips the numbers of failed commits). For them, the
+     * reference's stamps seen so far and the store's, pairwise. */
+    int ordered_versions[DIFF_MAX_STORES];
+    struct diff_vmap {
+        uint64_t *ref, *got;
+        size_t count, cap;
+    } vmap[DIFF_MAX_STORES];
+} diff_ctx;
+
+/* Sets up c for n stores opened by the caller (s[], names[] filled after);
+ * 0, or -1 when out of memory. */
+int diff_init(diff_ctx *c, int n, uint32_t (*rnd)(void *, uint32_t), void *rng,
+              void (*fail)(const char *));
+/* Subscribes every store to channel c1 (for the pubsub steps). */
+void diff_subscribe(diff_ctx *c);
+/* Closes the subscriptions and frees what diff_init took (not the stores). */
+void diff_free(diff_ctx *c);
+
+/* Puts every store on a manual clock at now_ms. */
+void diff_manual_clock(diff_ctx *c, int64_t now_ms);
+/* Moves every store's manual clock by ms. */
+void diff_advance(diff_ctx *c, int64_t ms);
+
+/* One random KV step: set, add, delete, take, increment, get, get-many,
+ * list (with prefixes, ranges, cursors), an atomic commit with checks, or
+ * purge. */
+void diff_kv_step(diff_ctx *c);
+/* One random step of the other modules: queue, leases (with a fenced
+ * commit), outbox, budgets, schedules, publish/subscribe. */
+void diff_module_step(diff_ctx *c);
+
+/* Prints how often each operation ran and succeeded. */
+void diff_report(const diff_ctx *c, FILE *f, const char *program);
+
+/* ---- for the step files (diff_kv.c, diff_modules.c) ---------------------- */
+
+uint32_t diff_rnd(diff_ctx *c, uint32_t n);
+void diff_fail(diff_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Every store's status must be the reference's; counts the operation. */
+void diff_same_rc(diff_ctx *c, const int *rc, const char *what);
+void diff_same_i64(diff_ctx *c, const int64_t *v, const char *what, const char *field);
+/* New versionstamps (0 = none): equal, or in the same order. */
+void diff_same_version(diff_ctx *c, const uint64_t *ver, const char *what);
+/* The version on store i that stands for the reference's ref, for a check:
+ * ref itself, or the store's stamp of the same write; a reference version
+ * no write made stands for a version store i never made either. */
+uint64_t diff_version_for(diff_ctx *c, int i, uint64_t ref);
+void diff_same_entry(diff_ctx *c, bitt_entry *const *e, const char *what);
+void diff_same_entries(diff_ctx *c, bitt_entries *const *e, const char *what);
+void diff_same_messages(diff_ctx *c, bitt_messages *const *l, const char *what);
+
+#endif /* BITT_TEST_DIFF_H */
