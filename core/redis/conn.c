@@ -208,6 +208,24 @@ void bitt__rd_disconnect(bitt_backend *be)
 
 /* ---- one command ---------------------------------------------------------------- */
 
+/* The script registry's error replies: a script or function the server
+ * does not have, or FCALL itself refused (unknown, or not in the user's
+ * ACL); 0 for any other error. */
+static int reply_kind(const bitt_rd_args *a, const redisReply *r)
+{
+    if (r->len >= 8 && !memcmp(r->str, "NOSCRIPT", 8))
+        return BITT_RD_NOSCRIPT;
+    if (a->count == 0 || a->len[0] != 5 || memcmp(a->v[0], "FCALL", 5))
+        return 0;
+    if (r->len == 22 && !memcmp(r->str, "ERR Function not found", 22))
+        return BITT_RD_NOFUNCTION;
+    if (r->len >= 19 && !memcmp(r->str, "ERR unknown command", 19))
+        return BITT_RD_FN_REFUSED;
+    if (r->len >= 6 && !memcmp(r->str, "NOPERM", 6) && strstr(r->str, "'fcall'"))
+        return BITT_RD_FN_REFUSED;
+    return 0;
+}
+
 /* The message of an error reply, cut short. */
 static int server_error(bitt_backend *be, const char *what, const redisReply *r)
 {
@@ -266,9 +284,10 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
     if (rc)
         return rc;
     if (r->type == REDIS_REPLY_ERROR) {
-        if (r->len >= 8 && !memcmp(r->str, "NOSCRIPT", 8)) {
+        int special = reply_kind(a, r);
+        if (special) {
             freeReplyObject(r);
-            return BITT_RD_NOSCRIPT;
+            return special;
         }
         rc = server_error(be, what, r);
         freeReplyObject(r);

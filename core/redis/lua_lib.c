@@ -1,6 +1,8 @@
 /*
  * core/redis/lua_lib.c: the Lua every script of the Redis backend starts
- * with (scripts.c puts them together).
+ * with (scripts.c puts them together for EVALSHA, functions.c into one
+ * Redis Functions library). Nothing here reads KEYS or ARGV: a script's
+ * body starts with bind(KEYS, ARGV), which sets P, META and NOW.
  *
  *   base   exact int64 on decimal strings: Redis runs Lua 5.1, whose numbers
  *          are doubles (exact to 2^53 only; cjson turns 15947634569000323
@@ -22,11 +24,18 @@ const char bitt__rd_lua_base[] =
     "-- bitt base library. KEYS[1] = '{prefix}', ARGV[1] = now (ms, decimal).\n"
     "-- Every integer crosses Lua as a decimal string: Lua numbers are doubles,\n"
     "-- exact only to 2^53, so 64-bit values are compared and added here exactly.\n"
-    "local P = KEYS[1] .. ':'\n"
-    "local META = P .. 'meta'\n"
-    "local NOW = ARGV[1]\n"
+    "local P, META, NOW\n"
+    "local sub, fmt\n"
+    "-- sets P, META and NOW for one call: the first step of every script. The\n"
+    "-- globals (string) are read here too: a function library's top level,\n"
+    "-- which runs at FUNCTION LOAD, cannot read them.\n"
+    "local function bind(keys, argv)\n"
+    "  P = keys[1] .. ':'\n"
+    "  META = P .. 'meta'\n"
+    "  NOW = argv[1]\n"
+    "  sub, fmt = string.sub, string.format\n"
+    "end\n"
     "local MAX = '9223372036854775807'\n"
-    "local sub, fmt = string.sub, string.format\n"
     "\n"
     "-- a < b for non-negative decimal strings (canonical, or padded to one width)\n"
     "local function lt(a, b)\n"

@@ -145,6 +145,8 @@ struct bitt_backend {
     bitt_rd_bound bound;
     int server_major;       /* Redis major version, 0 = unknown */
     char sha[RS_COUNT][41]; /* loaded scripts ("" = not loaded on c) */
+    char fn_lib[24];        /* the function library's name, "" = not named yet */
+    int fn_off;             /* 1: the server refuses Functions, EVALSHA only */
 
     bitt_rd_waiter waiter;
 };
@@ -219,6 +221,10 @@ int bitt__rd_connect(bitt_backend *be, bitt_rd_bound *bound, int64_t deadline, r
  * With a->retry (a read), a connection found lost is replaced once, within
  * the same timeout. */
 #define BITT_RD_NOSCRIPT 100
+/* FCALL: the function is not on the server (functions.c loads it). */
+#define BITT_RD_NOFUNCTION 101
+/* FCALL: the server refuses the command itself (scripts.c uses EVALSHA). */
+#define BITT_RD_FN_REFUSED 102
 int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t items,
                   redisReply **out);
 /* A command of string arguments (NULL-terminated), for setup calls. */
@@ -248,6 +254,11 @@ void bitt__rd_script_args(bitt_backend *be, bitt_rd_args *a, const bitt_time *t)
 /* Runs a script, loading it when the server does not know it. */
 int bitt__rd_eval(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t items,
                   redisReply **out);
+/* Runs a script as FCALL of its function in the library (functions.c),
+ * loading the library when the server lacks it; BITT_RD_FN_REFUSED when
+ * the server refuses Functions (be->fn_off set, a left for EVALSHA). */
+int bitt__rd_fcall(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t items,
+                   redisReply **out);
 /* Runs a script and checks its status: BITT_OK (or a positive status)
  * with *out, else the script's failure (reply freed). */
 int bitt__rd_run(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t items,
