@@ -932,7 +932,9 @@ BITTW_JS_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
 %typemap(in, numinputs=0) CTYPE **out (bittw_owned<CTYPE, FREE> own) "$1 = &own.p;";
 %typemap(argout) CTYPE **out "$result = SWIG_NAPI_AppendOutput(env, $result, CONV(env, *$1));";
 %enddef
-BITTW_JS_OUT(bitt_entry, bitt_entry_free, bittw_js_entry)
+/* entry (get and take only): its key is the key given (info[1]), not a copy */
+%typemap(in, numinputs=0) bitt_entry **out (bittw_owned<bitt_entry, bitt_entry_free> own) "$1 = &own.p;";
+%typemap(argout) bitt_entry **out "$result = SWIG_NAPI_AppendOutput(env, $result, bittw_js_entry(env, *$1, info[1]));";
 BITTW_JS_OUT(bitt_schedule, bitt_schedule_free, bittw_js_schedule)
 BITTW_JS_OUT(bitt_message, bitt_message_free, bittw_js_message)
 BITTW_JS_OUT(bitt_messages, bitt_messages_free, bittw_js_messages)
