@@ -77,7 +77,7 @@ class BittwOuts {
             case STATS: a.Set(k++, bittw_js_stats(env, &it.st)); break;
             case TXN: a.Set(k++, SWIG_NewPointerObj(it.p, SWIGTYPE_p_bittw_txn, 0)); it.p = NULL; break;
             case SUB: a.Set(k++, SWIG_NewPointerObj(it.p, SWIGTYPE_p_bittw_sub, 0)); it.p = NULL; break;
-            case BOX: a.Set(k++, SWIG_NewPointerObj(it.p, SWIGTYPE_p_bittw_store, 0)); it.p = NULL; break;
+            case BOX: a.Set(k++, bittw_js_new_store(env, (bittw_store *)it.p)); it.p = NULL; break;
             }
         }
         return a;
@@ -401,12 +401,12 @@ class BittwArgs {
     }
     bittw_store *store(size_t i)
     {
-        void *p = NULL;
-        if (ok_ && (!SWIG_IsOK(SWIG_ConvertPtr(at(i), &p, SWIGTYPE_p_bittw_store, 0)) || !p)) {
+        bittw_store *p = ok_ ? bittw_js_store(env_, at(i)) : NULL;
+        if (ok_ && !p) {
             Napi::TypeError::New(env_, "expected a bitt store handle").ThrowAsJavaScriptException();
             ok_ = false;
         }
-        return (bittw_store *)p;
+        return p;
     }
     /* A txn or subscription handle (null: "closed", a BittError). */
     void *handle(size_t i, swig_type_info *type, const char *what)

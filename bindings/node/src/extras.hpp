@@ -136,7 +136,7 @@ static Napi::Value bittw_js_attach(const Napi::CallbackInfo &info)
         }
         bittw_tokens.erase(it);
     }
-    return SWIG_NewPointerObj((void *)(uintptr_t)token, SWIGTYPE_p_bittw_store, 0);
+    return bittw_js_new_store(env, (bittw_store *)(uintptr_t)token);
 }
 
 static Napi::Value bittw_js_release(const Napi::CallbackInfo &info)
