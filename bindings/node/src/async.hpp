@@ -1,6 +1,8 @@
 /*
- * async.hpp: the Promise API. One AsyncWorker class runs one blocking C call
- * on the libuv pool and settles a Promise on the main thread; each exported
+ * async.hpp: the Promise API. A job (BittwJob) runs one blocking C call off
+ * the main thread and settles a Promise on it: on the libuv pool
+ * (BittwPoolCall), or, for the calls that wait, on the binding's own wait
+ * threads (BittwWaitPool), so that waits never fill the pool; each exported
  * function only reads its JS arguments into owned copies (main thread) and
  * names the C call to make (a lambda). No semantics here: the C core
  * decides, the results take the shapes of js_values.hpp, the same as the
