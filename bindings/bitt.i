@@ -820,6 +820,32 @@ struct bittw_buf_out {
     ~bittw_buf_out() { bitt_buf_dispose(&b); }
 };
 
+/* Store handles carry a type tag, set where they are made, so that every
+ * call checks its handle with napi_check_object_type_tag instead of SWIG's
+ * napi_instanceof (a tenth of a synchronous get on memory); anything
+ * untagged still goes through SWIG's check. */
+static const napi_type_tag bittw_store_tag = {0x6269747473746f72ULL, 0x6520686164646c65ULL};
+
+static Napi::Value bittw_js_new_store(Napi::Env env, bittw_store *box)
+{
+    Napi::Value v = SWIG_NewPointerObj(box, SWIGTYPE_p_bittw_store, 0);
+    if (v.IsObject())
+        napi_type_tag_object(env, v, &bittw_store_tag);
+    return v;
+}
+
+/* The box of a store handle, or NULL when v is not one. */
+static bittw_store *bittw_js_store(Napi::Env env, Napi::Value v)
+{
+    bool tagged = false;
+    if (napi_check_object_type_tag(env, v, &bittw_store_tag, &tagged) == napi_ok && tagged)
+        return (bittw_store *)Napi::ObjectWrap<SWIG_NAPI_ObjectWrap_inst>::Unwrap(v.As<Napi::Object>())->self;
+    void *p = NULL;
+    if (!SWIG_IsOK(SWIG_ConvertPtr(v, &p, SWIGTYPE_p_bittw_store, 0)))
+        return NULL;
+    return (bittw_store *)p;
+}
+
 static bool bittw_js_enter(Napi::Env env, bittw_store *box, bittw_hold *h)
 {
     if (bittw_enter(box) != 0) {
@@ -831,9 +857,9 @@ static bool bittw_js_enter(Napi::Env env, bittw_store *box, bittw_hold *h)
 }
 %}
 
-%typemap(in, noblock=1) bitt_store *store (bittw_hold hold, bittw_store *box = NULL, int res = 0) {
-  res = SWIG_ConvertPtr($input, (void **)&box, $descriptor(bittw_store *), 0);
-  if (!SWIG_IsOK(res) || !box) {
+%typemap(in, noblock=1) bitt_store *store (bittw_hold hold, bittw_store *box = NULL) {
+  box = bittw_js_store(env, $input);
+  if (!box) {
     Napi::TypeError::New(env, "expected a bitt store handle").ThrowAsJavaScriptException();
     SWIG_fail;
   }
@@ -841,9 +867,9 @@ static bool bittw_js_enter(Napi::Env env, bittw_store *box, bittw_hold *h)
   $1 = bittw_store_of(box);
 }
 %typemap(in) const bitt_store *store = bitt_store *store;
-%typemap(in, noblock=1) bittw_store *lbox (bittw_hold hold, bittw_store *box = NULL, int res = 0) {
-  res = SWIG_ConvertPtr($input, (void **)&box, $descriptor(bittw_store *), 0);
-  if (!SWIG_IsOK(res) || !box) {
+%typemap(in, noblock=1) bittw_store *lbox (bittw_hold hold, bittw_store *box = NULL) {
+  box = bittw_js_store(env, $input);
+  if (!box) {
     Napi::TypeError::New(env, "expected a bitt store handle").ThrowAsJavaScriptException();
     SWIG_fail;
   }
@@ -932,7 +958,9 @@ BITTW_JS_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
 %typemap(in, numinputs=0) CTYPE **out (bittw_owned<CTYPE, FREE> own) "$1 = &own.p;";
 %typemap(argout) CTYPE **out "$result = SWIG_NAPI_AppendOutput(env, $result, CONV(env, *$1));";
 %enddef
-BITTW_JS_OUT(bitt_entry, bitt_entry_free, bittw_js_entry)
+/* entry (get and take only): its key is the key given (info[1]), not a copy */
+%typemap(in, numinputs=0) bitt_entry **out (bittw_owned<bitt_entry, bitt_entry_free> own) "$1 = &own.p;";
+%typemap(argout) bitt_entry **out "$result = SWIG_NAPI_AppendOutput(env, $result, bittw_js_entry(env, *$1, info[1]));";
 BITTW_JS_OUT(bitt_schedule, bitt_schedule_free, bittw_js_schedule)
 BITTW_JS_OUT(bitt_message, bitt_message_free, bittw_js_message)
 BITTW_JS_OUT(bitt_messages, bitt_messages_free, bittw_js_messages)
@@ -948,7 +976,7 @@ BITTW_JS_OUT(bitt_messages, bitt_messages_free, bittw_js_messages)
 %typemap(in, numinputs=0) bittw_sub **out (bittw_sub *tmp = NULL) "$1 = &tmp;";
 %typemap(argout) bittw_sub **out "$result = SWIG_NAPI_AppendOutput(env, $result, SWIG_NewPointerObj(*$1, $descriptor(bittw_sub *), 0));";
 %typemap(in, numinputs=0) bittw_store **box_out (bittw_store *tmp = NULL) "$1 = &tmp;";
-%typemap(argout) bittw_store **box_out "$result = SWIG_NAPI_AppendOutput(env, $result, SWIG_NewPointerObj(*$1, $descriptor(bittw_store *), 0));";
+%typemap(argout) bittw_store **box_out "$result = SWIG_NAPI_AppendOutput(env, $result, bittw_js_new_store(env, *$1));";
 
 %typemap(in, noblock=1) (const void *const *keys, const size_t *key_lens, size_t count)
     (std::vector<const void *> ptrs, std::vector<size_t> lens) {

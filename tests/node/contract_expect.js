@@ -27,11 +27,11 @@ function counterOf(value, k) {
 function checkEntry(run, exp, e, what) {
   checkMembers(exp, ['key', 'value', 'kind', 'expires_at', 'counter', 'version_eq', 'version_ne', 'version_gt',
     'version_lt', 'status'], what);
-  const [k, v, kd, ver, expAt] = e;
+  const { key: k, value: v, kind: kd, version: ver, expiresAt: expAt } = e;
   if (has(exp, 'key')) eq(`${what} key`, k, bstr(exp.key));
   if (has(exp, 'value')) eq(`${what} value`, v, bstr(exp.value));
   if (has(exp, 'kind')) eq(`${what} kind`, kd, kind(exp.kind));
-  if (has(exp, 'expires_at')) eq(`${what} expires_at`, expAt, num(exp.expires_at));
+  if (has(exp, 'expires_at')) eq(`${what} expires_at`, BigInt(expAt), num(exp.expires_at));
   if (has(exp, 'counter')) eq(`${what} counter`, counterOf(v, kd), exp.counter === null ? null : num(exp.counter));
   checkVersion(run, exp, ver, `${what} version`);
 }
@@ -121,7 +121,7 @@ function checkExpect(run, op, exp, st, res, what = 'expect') {
     if (has(exp, 'count')) eq('count', ents.length, num(exp.count));
     if (has(exp, 'keys')) {
       const { keylist } = require('./contract');
-      eq('keys', ents.map((e) => (e === null ? null : e[0])), keylist(exp.keys, true));
+      eq('keys', ents.map((e) => (e === null ? null : e.key)), keylist(exp.keys, true));
     }
     if (has(exp, 'entries')) {
       eq('entries count', ents.length, exp.entries.length);
@@ -133,7 +133,7 @@ function checkExpect(run, op, exp, st, res, what = 'expect') {
     }
     if (has(exp, 'has_cursor')) eq('has_cursor', res.cursor !== null, !!exp.has_cursor);
     if (has(exp, 'pages')) eq('pages', res.pages, num(exp.pages));
-    for (const e of ents) if (e !== null && e[3] < 1n) throw new Mismatch('version < 1');
+    for (const e of ents) if (e !== null && e.version < 1n) throw new Mismatch('version < 1');
     return;
   }
   if (['kv.set', 'kv.add', 'kv.increment', 'txn'].includes(op)) {
@@ -189,7 +189,7 @@ function checkExpect(run, op, exp, st, res, what = 'expect') {
 function doSave(run, op, save, st, res) {
   for (const [what, target] of Object.entries(save)) {
     if (what === 'version') {
-      const v = op === 'kv.get' || op === 'kv.take' ? (res.entry ? res.entry[3] : null) : res.version;
+      const v = op === 'kv.get' || op === 'kv.take' ? (res.entry ? res.entry.version : null) : res.version;
       if (v === null || v === undefined) throw new Broken('save: no version');
       run.vars[target] = v;
     } else if (['cursor', 'id', 'seq', 'epoch'].includes(what)) {

@@ -36,9 +36,9 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
       cursor = cur;
     }
     for (let i = 1; i < entries.length; i++) {
-      const c = Buffer.compare(entries[i - 1][0], entries[i][0]);
+      const c = Buffer.compare(entries[i - 1].key, entries[i].key);
       if (reverse ? c <= 0 : c >= 0) {
-        throw new Mismatch(`list keys out of order: ${F.show(entries[i - 1][0])} then ${F.show(entries[i][0])}`);
+        throw new Mismatch(`list keys out of order: ${F.show(entries[i - 1].key)} then ${F.show(entries[i].key)}`);
       }
     }
     return [0, { entries, cursor: cur, pages }];

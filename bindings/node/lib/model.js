@@ -1,14 +1,18 @@
 'use strict';
 // Results: the addon's arrays (the shapes of src/js_values.hpp) made into
-// objects. Identities (id, version, epoch, seq) and counters stay bigint;
-// times, durations and counts become numbers (milliseconds fit exactly).
-const { decodeValue } = require('./values');
+// objects (entries come as objects already). Identities (id, version, epoch,
+// seq) and counters stay bigint; times, durations and counts become numbers
+// (milliseconds fit exactly).
+const { decodeValue, KIND_BYTES } = require('./values');
 
 const num = (b) => Number(b);
 
-function entry(t) {
-  if (t === null) return null;
-  return { key: t[0], value: decodeValue(t[1], t[2]), kind: t[2], version: t[3], expiresAt: num(t[4]) };
+/* The addon's entry object (src/js_values.hpp), its value decoded in place. */
+function entry(e) {
+  if (e === null) return null;
+  if (e.kind !== KIND_BYTES) e.value = decodeValue(e.value, e.kind);
+  if (typeof e.expiresAt === 'bigint') e.expiresAt = num(e.expiresAt); // a saturated "never", past 2^53
+  return e;
 }
 
 class Message {

@@ -16,4 +16,7 @@ function load() {
 const native = load();
 // Errors from the addon are the package's BittError classes.
 native.bittw_set_error_factory(require('./errors').makeError);
+// Entries come as objects made here (the stored bytes as value; lib/model.js
+// decodes them by kind).
+native.bittw_set_entry_factory((key, value, kind, version, expiresAt) => ({ key, value, kind, version, expiresAt }));
 module.exports = native;

@@ -1,6 +1,8 @@
 /*
- * async.hpp: the Promise API. One AsyncWorker class runs one blocking C call
- * on the libuv pool and settles a Promise on the main thread; each exported
+ * async.hpp: the Promise API. A job (BittwJob) runs one blocking C call off
+ * the main thread and settles a Promise on it: on the libuv pool
+ * (BittwPoolCall), or, for the calls that wait, on the binding's own wait
+ * threads (BittwWaitPool), so that waits never fill the pool; each exported
  * function only reads its JS arguments into owned copies (main thread) and
  * names the C call to make (a lambda). No semantics here: the C core
  * decides, the results take the shapes of js_values.hpp, the same as the
@@ -17,10 +19,13 @@
 #ifndef BITT_NODE_ASYNC_HPP
 #define BITT_NODE_ASYNC_HPP
 
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -49,12 +54,13 @@ class BittwOuts {
      * SWIG's wrappers give). */
     Napi::Value to_js(Napi::Env env, int status)
     {
-        if (items_.empty())
+        if (n_ == 0)
             return Napi::Number::New(env, status);
         Napi::Array a = Napi::Array::New(env);
         uint32_t k = 0;
         a.Set(k++, Napi::Number::New(env, status));
-        for (Item &it : items_) {
+        for (size_t j = 0; j < n_; j++) {
+            Item &it = items_[j];
             switch (it.type) {
             case U64: a.Set(k++, bittw_js_u64(env, it.u)); break;
             case I64: a.Set(k++, bittw_js_i64(env, it.i)); break;
@@ -73,7 +79,7 @@ class BittwOuts {
             case STATS: a.Set(k++, bittw_js_stats(env, &it.st)); break;
             case TXN: a.Set(k++, SWIG_NewPointerObj(it.p, SWIGTYPE_p_bittw_txn, 0)); it.p = NULL; break;
             case SUB: a.Set(k++, SWIG_NewPointerObj(it.p, SWIGTYPE_p_bittw_sub, 0)); it.p = NULL; break;
-            case BOX: a.Set(k++, SWIG_NewPointerObj(it.p, SWIGTYPE_p_bittw_store, 0)); it.p = NULL; break;
+            case BOX: a.Set(k++, bittw_js_new_store(env, (bittw_store *)it.p)); it.p = NULL; break;
             }
         }
         return a;
@@ -81,7 +87,8 @@ class BittwOuts {
 
     ~BittwOuts()
     {
-        for (Item &it : items_) {
+        for (size_t j = 0; j < n_; j++) {
+            Item &it = items_[j];
             switch (it.type) {
             case ENTRY: bitt_entry_free((bitt_entry *)it.p); break;
             case ENTRIES: bitt_entries_free((bitt_entries *)it.p); break;
@@ -109,38 +116,46 @@ class BittwOuts {
         bitt_buf b = {NULL, 0, 0};
         bitt_queue_stats st = {};
     };
+    /* At most 3 outputs per C call (lease_get): kept in place, so that a
+     * call allocates nothing for its results; addresses stay put while the
+     * C call fills them. */
     Item &add(Type t)
     {
-        items_.emplace_back();
-        items_.back().type = t;
-        return items_.back();
+        if (n_ == MAX)
+            abort(); /* a call with more outputs: raise MAX */
+        Item &it = items_[n_++];
+        it.type = t;
+        return it;
     }
 
   private:
-    std::deque<Item> items_; /* stable addresses while the C call fills them */
+    static const size_t MAX = 3;
+    Item items_[MAX];
+    size_t n_ = 0;
 };
 
-/* ---- the one worker ----------------------------------------------------------- */
-class BittwCall : public Napi::AsyncWorker {
+/* ---- one call: what it runs and how it settles ---------------------------------- */
+class BittwJob {
   public:
     /* enter: hold the box's read lock for the call (every call but open and
      * close); the lambda gets the store in the box. */
     using Run = std::function<int(bitt_store *, BittwOuts &)>;
     enum Mode { ENTER, NO_LOCK };
 
-    BittwCall(Napi::Env env, bittw_store *box, Mode mode, Run run)
-        : Napi::AsyncWorker(env, "bitt"), box_(box), mode_(mode), run_(std::move(run)),
-          deferred_(Napi::Promise::Deferred::New(env))
+    BittwJob(Napi::Env env, bittw_store *box, Mode mode, Run run)
+        : box_(box), mode_(mode), run_(std::move(run)), deferred_(Napi::Promise::Deferred::New(env))
     {
         if (box_)
             bittw_ref(box_);
     }
-    ~BittwCall() override { bittw_unref(box_); }
+    ~BittwJob() { bittw_unref(box_); }
 
     Napi::Promise Promise() { return deferred_.Promise(); }
+    napi_async_work work = nullptr; /* while on the libuv pool */
 
-  protected:
-    void Execute() override
+    /* Off the main thread: the C call, and its error message read right
+     * after it on the same thread. */
+    void Work()
     {
         if (mode_ == ENTER) {
             if (bittw_enter(box_) != 0) {
@@ -156,16 +171,16 @@ class BittwCall : public Napi::AsyncWorker {
             read_error();
         }
     }
-    void OnOK() override
+
+    /* On the main thread. */
+    void Settle(Napi::Env env)
     {
-        Napi::Env env = Env();
         Napi::HandleScope scope(env);
         if (status_ < 0)
             deferred_.Reject(bittw_js_error(env, status_, msg_));
         else
             deferred_.Resolve(outs_.to_js(env, status_));
     }
-    void OnError(const Napi::Error &e) override { deferred_.Reject(e.Value()); }
 
   private:
     void read_error()
@@ -182,6 +197,140 @@ class BittwCall : public Napi::AsyncWorker {
     BittwOuts outs_;
     int status_ = 0;
     std::string msg_;
+};
+
+/* ---- calls that return promptly: the libuv pool ------------------------------------ */
+/* napi_async_work directly rather than Napi::AsyncWorker, which makes a
+ * resource object and a persistent reference to it on every call. */
+class BittwPoolCall {
+  public:
+    /* Queues the job; false if Node-API refused (the caller still owns it). */
+    static bool queue(Napi::Env env, BittwJob *job)
+    {
+        napi_async_work work = nullptr;
+        if (napi_create_async_work(env, nullptr, Napi::String::New(env, "bitt"), execute, complete, job, &work) !=
+            napi_ok)
+            return false;
+        job->work = work;
+        if (napi_queue_async_work(env, work) != napi_ok) {
+            napi_delete_async_work(env, work);
+            return false;
+        }
+        return true;
+    }
+
+  private:
+    static void execute(napi_env, void *data) { ((BittwJob *)data)->Work(); }
+    /* On the main thread, in a callback scope (Node-API's). */
+    static void complete(napi_env env, napi_status, void *data)
+    {
+        BittwJob *job = (BittwJob *)data;
+        napi_delete_async_work(env, job->work);
+        try {
+            job->Settle(Napi::Env(env));
+        } catch (const Napi::Error &e) {
+            e.ThrowAsJavaScriptException();
+        }
+        delete job;
+    }
+};
+
+/* ---- calls that wait (dequeue with wait, subscription next): their own threads ------ */
+/* A call that waits would hold one of the libuv pool's few threads (4 by
+ * default) for its whole wait, and the store's other calls (enqueue, ack)
+ * would queue behind it. These run on a separate pool that grows by one
+ * thread whenever no idle thread is free, so a wait never delays another
+ * call; a thread idle for 30 s ends. The pool is process-wide and never
+ * destroyed (its threads are detached); each call settles on its own
+ * environment's thread through a thread-safe function. */
+class BittwWaitPool {
+  public:
+    static BittwWaitPool &get()
+    {
+        static BittwWaitPool *pool = new BittwWaitPool(); /* never freed: threads outlive exit */
+        return *pool;
+    }
+
+    /* Runs the job, then settles it on its environment's thread; false if
+     * the thread-safe function could not be made (the caller still owns the
+     * job). */
+    bool submit(Napi::Env env, BittwJob *job)
+    {
+        Task *t = new Task{job, nullptr, new Napi::AsyncContext(env, "bitt-wait")};
+        Napi::String name = Napi::String::New(env, "bitt-wait");
+        if (napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, nullptr, nullptr, t, settle,
+                                            &t->tsfn) != napi_ok) {
+            delete t->ctx;
+            delete t;
+            return false;
+        }
+        std::lock_guard<std::mutex> g(lock_);
+        queue_.push_back(t);
+        if (queue_.size() > idle_)
+            std::thread(&BittwWaitPool::loop, this).detach();
+        else
+            wake_.notify_one();
+        return true;
+    }
+
+  private:
+    struct Task {
+        BittwJob *job;
+        napi_threadsafe_function tsfn;
+        Napi::AsyncContext *ctx; /* made and destroyed on the main thread */
+    };
+
+    void loop()
+    {
+        std::unique_lock<std::mutex> lk(lock_);
+        for (;;) {
+            idle_++;
+            bool got = wake_.wait_for(lk, std::chrono::seconds(30), [this] { return !queue_.empty(); });
+            idle_--;
+            if (!got)
+                return;
+            Task *t = queue_.front();
+            queue_.pop_front();
+            lk.unlock();
+            t->job->Work();
+            /* Blocking: the queue is unbounded, so this only fails while the
+             * environment closes; the job is then dropped here (its promise
+             * can no longer settle). */
+            napi_threadsafe_function tsfn = t->tsfn;
+            if (napi_call_threadsafe_function(tsfn, t, napi_tsfn_blocking) != napi_ok) {
+                delete t->job; /* t->ctx is left: it is the closing environment's */
+                delete t;
+            }
+            napi_release_threadsafe_function(tsfn, napi_tsfn_release);
+            lk.lock();
+        }
+    }
+
+    /* On the environment's thread (env is NULL while it is torn down). */
+    static void settle(napi_env env, napi_value, void *, void *data)
+    {
+        Task *t = (Task *)data;
+        if (env) {
+            Napi::Env e(env);
+            Napi::HandleScope scope(e);
+            /* A callback scope, so that the promise's reactions run now. */
+            Napi::CallbackScope cs(e, *t->ctx);
+            try {
+                t->job->Settle(e);
+            } catch (const Napi::Error &err) {
+                err.ThrowAsJavaScriptException();
+            }
+        }
+        delete t->job;
+        if (env)
+            delete t->ctx;
+        delete t;
+    }
+
+    std::mutex lock_;
+    std::condition_variable wake_;
+    std::deque<Task *> queue_;
+    size_t idle_ = 0;
 };
 
 /* ---- arguments, copied on the main thread --------------------------------------- */
@@ -254,12 +403,12 @@ class BittwArgs {
     }
     bittw_store *store(size_t i)
     {
-        void *p = NULL;
-        if (ok_ && (!SWIG_IsOK(SWIG_ConvertPtr(at(i), &p, SWIGTYPE_p_bittw_store, 0)) || !p)) {
+        bittw_store *p = ok_ ? bittw_js_store(env_, at(i)) : NULL;
+        if (ok_ && !p) {
             Napi::TypeError::New(env_, "expected a bitt store handle").ThrowAsJavaScriptException();
             ok_ = false;
         }
-        return (bittw_store *)p;
+        return p;
     }
     /* A txn or subscription handle (null: "closed", a BittError). */
     void *handle(size_t i, swig_type_info *type, const char *what)

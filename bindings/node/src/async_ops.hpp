@@ -8,15 +8,22 @@
 #define BITT_NODE_ASYNC_OPS_HPP
 
 /* Queues the call: a Promise, or undefined with a TypeError thrown when an
- * argument was wrong. */
-static Napi::Value bittw_queue(BittwArgs &a, bittw_store *box, BittwCall::Mode mode, BittwCall::Run run)
+ * argument was wrong. A call that may wait (waits) runs on the wait pool
+ * (async.hpp), every other on the libuv pool. */
+static Napi::Value bittw_queue(BittwArgs &a, bittw_store *box, BittwJob::Mode mode, BittwJob::Run run,
+                               bool waits = false)
 {
     if (!a.ok())
         return Napi::Value();
-    BittwCall *w = new BittwCall(a.env(), box, mode, std::move(run));
-    Napi::Promise pr = w->Promise();
-    w->Queue();
-    return pr;
+    BittwJob *job = new BittwJob(a.env(), box, mode, std::move(run));
+    Napi::Promise pr = job->Promise();
+    if (waits && BittwWaitPool::get().submit(a.env(), job))
+        return pr;
+    if (BittwPoolCall::queue(a.env(), job))
+        return pr;
+    delete job;
+    Napi::Error::New(a.env(), "bitt: Node-API could not queue the call").ThrowAsJavaScriptException();
+    return Napi::Value();
 }
 
 /* The store calls: (store, args...) -> Promise of [status, out...]. */
@@ -24,18 +31,20 @@ static Napi::Value bittw_queue(BittwArgs &a, bittw_store *box, BittwCall::Mode m
 #define BITTW_STORE_ARGS                                                                           \
     BittwArgs a(info);                                                                             \
     bittw_store *box = a.store(0)
-#define BITTW_RUN(BODY) bittw_queue(a, box, BittwCall::ENTER, [=](bitt_store * s, BittwOuts & o) BODY)
+#define BITTW_RUN(BODY) bittw_queue(a, box, BittwJob::ENTER, [=](bitt_store * s, BittwOuts & o) BODY)
+/* The same for a call that may wait (WAITS true). */
+#define BITTW_RUN_WAITING(WAITS, BODY) bittw_queue(a, box, BittwJob::ENTER, [=](bitt_store * s, BittwOuts & o) BODY, WAITS)
 
 BITTW_ASYNC(bittw_open)
 {
     BittwArgs a(info);
     BittwOpt url = a.text(0, "url");
-    return bittw_queue(a, NULL, BittwCall::NO_LOCK, [=](bitt_store *, BittwOuts &o) { return bittw_open(url.c(), o.box()); });
+    return bittw_queue(a, NULL, BittwJob::NO_LOCK, [=](bitt_store *, BittwOuts &o) { return bittw_open(url.c(), o.box()); });
 }
 BITTW_ASYNC(bittw_close)
 {
     BITTW_STORE_ARGS;
-    return bittw_queue(a, box, BittwCall::NO_LOCK, [=](bitt_store *, BittwOuts &) {
+    return bittw_queue(a, box, BittwJob::NO_LOCK, [=](bitt_store *, BittwOuts &) {
         bittw_close(box);
         return 0;
     });
@@ -182,7 +191,7 @@ BITTW_ASYNC(bittw_queue_dequeue)
     BittwOpt topic = a.text(1, "topic");
     uint32_t limit = a.u32(2, "limit");
     int64_t lease = a.i64(3, "lease_ms"), wait = a.i64(4, "wait_ms");
-    return BITTW_RUN({ return bittw_queue_dequeue(s, topic.c(), limit, lease, wait, o.messages()); });
+    return BITTW_RUN_WAITING(wait > 0, { return bittw_queue_dequeue(s, topic.c(), limit, lease, wait, o.messages()); });
 }
 BITTW_ASYNC(bitt_queue_ack)
 {
@@ -366,7 +375,7 @@ BITTW_ASYNC(bitt_pubsub_next)
     if (a.ok() && !h->sub)
         return bittw_js_throw(a.env(), BITT_EUSAGE, "the subscription is closed"), Napi::Value();
     bittw_store *box = a.ok() ? h->box : NULL;
-    return BITTW_RUN({
+    return BITTW_RUN_WAITING(timeout > 0, {
         (void)s;
         return bitt_pubsub_next(h->sub, timeout, o.message());
     });

@@ -136,7 +136,7 @@ static Napi::Value bittw_js_attach(const Napi::CallbackInfo &info)
         }
         bittw_tokens.erase(it);
     }
-    return SWIG_NewPointerObj((void *)(uintptr_t)token, SWIGTYPE_p_bittw_store, 0);
+    return bittw_js_new_store(env, (bittw_store *)(uintptr_t)token);
 }
 
 static Napi::Value bittw_js_release(const Napi::CallbackInfo &info)
@@ -149,25 +149,39 @@ static Napi::Value bittw_js_release(const Napi::CallbackInfo &info)
     return a.env().Undefined();
 }
 
-static void bittw_js_drop_factory(void *)
+static void bittw_js_drop_factories(void *)
 {
     delete bittw_js_error_factory;
     bittw_js_error_factory = nullptr;
+    delete bittw_js_entry_factory;
+    bittw_js_entry_factory = nullptr;
 }
 
-static Napi::Value bittw_js_set_error_factory(const Napi::CallbackInfo &info)
+/* Keeps the JS function given in *slot (this thread's), dropped with the
+ * environment. */
+static Napi::Value bittw_js_keep_factory(const Napi::CallbackInfo &info, Napi::FunctionReference **slot)
 {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsFunction()) {
         Napi::TypeError::New(env, "expected a function").ThrowAsJavaScriptException();
         return Napi::Value();
     }
-    if (!bittw_js_error_factory) {
-        bittw_js_error_factory = new Napi::FunctionReference();
-        napi_add_env_cleanup_hook(env, bittw_js_drop_factory, NULL);
-    }
-    *bittw_js_error_factory = Napi::Persistent(info[0].As<Napi::Function>());
+    if (!bittw_js_error_factory && !bittw_js_entry_factory)
+        napi_add_env_cleanup_hook(env, bittw_js_drop_factories, NULL);
+    if (!*slot)
+        *slot = new Napi::FunctionReference();
+    **slot = Napi::Persistent(info[0].As<Napi::Function>());
     return env.Undefined();
+}
+
+static Napi::Value bittw_js_set_error_factory(const Napi::CallbackInfo &info)
+{
+    return bittw_js_keep_factory(info, &bittw_js_error_factory);
+}
+
+static Napi::Value bittw_js_set_entry_factory(const Napi::CallbackInfo &info)
+{
+    return bittw_js_keep_factory(info, &bittw_js_entry_factory);
 }
 
 static void bittw_js_register(Napi::Env env, Napi::Object exports)
@@ -198,6 +212,7 @@ static void bittw_js_register(Napi::Env env, Napi::Object exports)
     exports.Set("bittw_attach", Napi::Function::New(env, bittw_js_attach, "bittw_attach"));
     exports.Set("bittw_release", Napi::Function::New(env, bittw_js_release, "bittw_release"));
     exports.Set("bittw_set_error_factory", Napi::Function::New(env, bittw_js_set_error_factory, "bittw_set_error_factory"));
+    exports.Set("bittw_set_entry_factory", Napi::Function::New(env, bittw_js_set_entry_factory, "bittw_set_entry_factory"));
 }
 
 #endif

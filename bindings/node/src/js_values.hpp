@@ -6,7 +6,7 @@
  * every reader returns false after throwing a TypeError/RangeError.
  *
  * Shapes (as the Python binding's tuples, with 64-bit numbers as BigInt):
- *   entry    [key, value, kind, version, expiresAt]
+ *   entry    {key, value, kind, version, expiresAt (number; bigint past 2^53)}
  *   message  [id, topic, payload, kind, token, attempts, maxAttempts,
  *             lastError, createdAt, dueAt, failedAt, parkReason]
  *   schedule [key, interval, payload, kind, nextRunAt, occurrence]
@@ -253,20 +253,38 @@ static Napi::Value bittw_js_i64(Napi::Env env, int64_t v)
     return Napi::BigInt::New(env, v);
 }
 
-static Napi::Value bittw_js_entry(Napi::Env env, const bitt_entry *e)
+/* The JS layer's entry factory, (key, value, kind, version, expiresAt) ->
+ * an object, one per thread as the error factory: V8 builds an object
+ * literal in one step, quicker than setting fields from here and without
+ * the array the JS layer then turned into an object. */
+static thread_local Napi::FunctionReference *bittw_js_entry_factory = nullptr;
+
+/* An entry as {key, value (the stored bytes), kind, version (bigint),
+ * expiresAt (ms: a number, or a bigint past 2^53, where a ttl saturates)}. key: the key the caller gave
+ * (get/take), so it is not copied back; empty: copied from the entry. */
+static Napi::Value bittw_js_entry(Napi::Env env, const bitt_entry *e, Napi::Value key = Napi::Value())
 {
     if (!e)
         return env.Null();
-    size_t kl = 0, vl = 0;
-    const uint8_t *k = bitt_entry_key(e, &kl);
+    if (key.IsEmpty()) {
+        size_t kl = 0;
+        const uint8_t *k = bitt_entry_key(e, &kl);
+        key = bittw_js_bytes(env, k, kl);
+    }
+    size_t vl = 0;
     const uint8_t *v = bitt_entry_value(e, &vl);
-    Napi::Array a = Napi::Array::New(env, 5);
-    a.Set(0u, bittw_js_bytes(env, k, kl));
-    a.Set(1u, bittw_js_bytes(env, v, vl));
-    a.Set(2u, Napi::Number::New(env, bitt_entry_kind(e)));
-    a.Set(3u, bittw_js_u64(env, bitt_entry_version(e)));
-    a.Set(4u, bittw_js_i64(env, bitt_entry_expires_at(e)));
-    return a;
+    int64_t exp = bitt_entry_expires_at(e);
+    const int64_t safe = 9007199254740991; /* 2^53 - 1 */
+    napi_value f[5] = {key, bittw_js_bytes(env, v, vl), Napi::Number::New(env, bitt_entry_kind(e)),
+                       bittw_js_u64(env, bitt_entry_version(e)),
+                       exp >= -safe && exp <= safe ? Napi::Number::New(env, (double)exp) : bittw_js_i64(env, exp)};
+    if (bittw_js_entry_factory)
+        return bittw_js_entry_factory->Call({f[0], f[1], f[2], f[3], f[4]});
+    Napi::Object o = Napi::Object::New(env);
+    static const char *const names[5] = {"key", "value", "kind", "version", "expiresAt"};
+    for (int i = 0; i < 5; i++)
+        o.Set(names[i], Napi::Value(env, f[i]));
+    return o;
 }
 
 /* [[entry or null, ...], cursor or null] */
