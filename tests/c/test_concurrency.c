@@ -31,10 +31,11 @@
 
 #include "bitt.h"
 #include "contract.h"
+#include "scale.h"
 
 #define ADDERS 50
 #define PROCESSES 8
-#define INCREMENTS 10000
+#define INCREMENTS ts_scaled(10000, 200) /* per process; BITT_TEST_SCALE */
 
 static char db_path[4096];
 static char db_url[4200];

@@ -22,6 +22,7 @@
 
 #include "bitt.h"
 #include "sqlite_files.h"
+#include "scale.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -271,7 +272,8 @@ static void test_busy(void **state)
 
 /* ---- processes --------------------------------------------------------------- */
 
-enum { NPROC = 4, PER_PROC = 300 };
+enum { NPROC = 4 };
+#define PER_PROC ts_scaled(300, 20) /* BITT_TEST_SCALE */
 
 static void child_work(const char *path, int id)
 {
@@ -428,7 +430,7 @@ static void test_failed_allocations(void **state)
     const char *urls[2] = {"sqlite::memory:", url};
     for (int u = 0; u < 2; u++) {
         long n;
-        for (n = 1; n < 20000; n++) {
+        for (n = 1; n < 20000; n += ts_stride()) { /* BITT_TEST_SCALE */
             int hit = 0;
             fault_run(urls[u], n, &hit);
             if (!hit)
@@ -675,7 +677,8 @@ static void test_differential(void **state)
         assert_int_equal(bitt_clock_set_manual(s[i], 1000000), BITT_OK);
     }
     char *cursor[1] = {NULL};
-    for (int step = 0; step < 6000; step++)
+    const int steps = ts_scaled(6000, 300); /* BITT_TEST_SCALE */
+    for (int step = 0; step < steps; step++)
         diff_step(s, step, cursor);
     free(cursor[0]);
     for (int i = 0; i < DSTORES; i++)

@@ -15,6 +15,15 @@ static int call_open(inj_ctx *c)
     return rc;
 }
 
+/* A new database: the schema is created under faults. */
+static int call_open_new(inj_ctx *c)
+{
+    int rc = bitt_store_open(c->new_url, &c->other);
+    if (!rc)
+        rc = bitt_kv_set(c->other, KEY("k"), KEY("v"), BITT_KIND_BYTES, 0, NULL);
+    return rc;
+}
+
 static int call_migrate(inj_ctx *c)
 {
     return bitt_store_migrate(c->store);
@@ -200,33 +209,34 @@ static int call_txn_conflict(inj_ctx *c)
 }
 
 const inj_case inj_kv_cases[] = {
-    {"store_open", "bitt_store_open bitt_store_backend bitt_store_close", NULL, call_open, 0},
-    {"store_migrate", "bitt_store_migrate", NULL, call_migrate, 0},
+    {"store_open", "bitt_store_open bitt_store_backend bitt_store_close", NULL, call_open, 0, 0},
+    {"store_open_new", "bitt_store_open bitt_kv_set", NULL, call_open_new, 0, 0},
+    {"store_migrate", "bitt_store_migrate", NULL, call_migrate, 0, 0},
     {"clock", "bitt_clock_now bitt_clock_advance bitt_clock_use_system bitt_clock_set_manual", NULL,
-     call_clock, 0},
+     call_clock, 0, 0},
     {"kv_get",
      "bitt_kv_get bitt_entry_key bitt_entry_value bitt_entry_kind bitt_entry_version "
      "bitt_entry_expires_at bitt_entry_counter bitt_entry_free",
-     NULL, call_get, 0},
+     NULL, call_get, 0, 0},
     {"kv_get_many", "bitt_kv_get_many bitt_entries_count bitt_entries_at bitt_entries_free", NULL,
-     call_get_many, 0},
-    {"kv_list", "bitt_list_options_init bitt_kv_list bitt_entries_cursor", NULL, call_list, 0},
-    {"kv_set", "bitt_kv_set", NULL, call_set, 0},
-    {"kv_delete", "bitt_kv_delete", NULL, call_delete, 0},
-    {"kv_add", "bitt_kv_add", NULL, call_add, 0},
-    {"kv_take", "bitt_kv_take", NULL, call_take, 0},
-    {"kv_increment", "bitt_kv_increment", NULL, call_increment, 0},
-    {"kv_purge_expired", "bitt_kv_purge_expired", NULL, call_purge, 0},
-    {"txn_begin", "bitt_txn_begin bitt_txn_free", NULL, call_txn_begin, 0},
-    {"txn_check", "bitt_txn_check", prepare_txn, call_txn_check, 0},
-    {"txn_set", "bitt_txn_set", prepare_txn, call_txn_set, 0},
-    {"txn_delete", "bitt_txn_delete", prepare_txn, call_txn_delete, 0},
-    {"txn_sum", "bitt_txn_sum", prepare_txn, call_txn_sum, 0},
-    {"txn_enqueue", "bitt_txn_enqueue", prepare_txn, call_txn_enqueue, 0},
-    {"txn_fence", "bitt_txn_fence", prepare_txn, call_txn_fence, 0},
-    {"txn_outbox_append", "bitt_txn_outbox_append", prepare_txn, call_txn_outbox, 0},
-    {"txn_commit", "bitt_txn_commit", prepare_full_txn, call_txn_commit, 0},
+     call_get_many, 0, 0},
+    {"kv_list", "bitt_list_options_init bitt_kv_list bitt_entries_cursor", NULL, call_list, 0, 0},
+    {"kv_set", "bitt_kv_set", NULL, call_set, 0, 0},
+    {"kv_delete", "bitt_kv_delete", NULL, call_delete, 0, 0},
+    {"kv_add", "bitt_kv_add", NULL, call_add, 0, 0},
+    {"kv_take", "bitt_kv_take", NULL, call_take, 0, 0},
+    {"kv_increment", "bitt_kv_increment", NULL, call_increment, 0, 0},
+    {"kv_purge_expired", "bitt_kv_purge_expired", NULL, call_purge, 0, 0},
+    {"txn_begin", "bitt_txn_begin bitt_txn_free", NULL, call_txn_begin, 0, 0},
+    {"txn_check", "bitt_txn_check", prepare_txn, call_txn_check, 0, 0},
+    {"txn_set", "bitt_txn_set", prepare_txn, call_txn_set, 0, 0},
+    {"txn_delete", "bitt_txn_delete", prepare_txn, call_txn_delete, 0, 0},
+    {"txn_sum", "bitt_txn_sum", prepare_txn, call_txn_sum, 0, 0},
+    {"txn_enqueue", "bitt_txn_enqueue", prepare_txn, call_txn_enqueue, 0, 0},
+    {"txn_fence", "bitt_txn_fence", prepare_txn, call_txn_fence, 0, 0},
+    {"txn_outbox_append", "bitt_txn_outbox_append", prepare_txn, call_txn_outbox, 0, 0},
+    {"txn_commit", "bitt_txn_commit", prepare_full_txn, call_txn_commit, 0, 1},
     {"txn_commit_conflict", "bitt_txn_commit", prepare_conflict_txn, call_txn_conflict,
-     BITT_ECONFLICT},
+     BITT_ECONFLICT, 1},
 };
 const size_t inj_kv_case_count = sizeof inj_kv_cases / sizeof *inj_kv_cases;

@@ -85,14 +85,14 @@ const inj_case inj_misc_cases[] = {
     {"info",
      "bitt_version bitt_version_number bitt_strerror bitt_error_clear bitt_error_last "
      "bitt_error_last_code",
-     NULL, call_info, 0},
+     NULL, call_info, 0, 0},
     {"tuple",
      "bitt_tuple_push_bytes bitt_tuple_push_string bitt_tuple_push_int bitt_tuple_push_float "
      "bitt_tuple_push_bool bitt_tuple_next bitt_buf_dispose bitt_free",
-     NULL, call_tuple, 0},
-    {"pubsub_publish", "bitt_pubsub_publish", prepare_sub, call_publish, 0},
-    {"pubsub_subscribe", "bitt_pubsub_subscribe bitt_pubsub_close", NULL, call_subscribe, 0},
+     NULL, call_tuple, 0, 0},
+    {"pubsub_publish", "bitt_pubsub_publish", prepare_sub, call_publish, 0, 0},
+    {"pubsub_subscribe", "bitt_pubsub_subscribe bitt_pubsub_close", NULL, call_subscribe, 0, 0},
     {"pubsub_next", "bitt_pubsub_next bitt_message_payload bitt_message_free", prepare_published,
-     call_next, 0},
+     call_next, 0, 0},
 };
 const size_t inj_misc_case_count = sizeof inj_misc_cases / sizeof *inj_misc_cases;

@@ -14,6 +14,28 @@
 /* No representative call needs anywhere near this many allocations. */
 #define MAX_ATTEMPTS 20000
 
+/* Frees what a call handed back, keeping the store and what the case's
+ * prepare step made. */
+static void results_free(inj_ctx *c)
+{
+    bitt_entry_free(c->entry);
+    bitt_entries_free(c->entries);
+    bitt_messages_free(c->messages);
+    bitt_message_free(c->message);
+    bitt_store_close(c->other);
+    bitt_schedule_free(c->schedule);
+    bitt_schedule_list_free(c->schedules, c->schedule_count);
+    bitt_buf_dispose(&c->buf);
+    c->entry = NULL;
+    c->entries = NULL;
+    c->messages = NULL;
+    c->message = NULL;
+    c->other = NULL;
+    c->schedule = NULL;
+    c->schedules = NULL;
+    c->schedule_count = 0;
+}
+
 static void ctx_free(inj_ctx *c)
 {
     bitt_entry_free(c->entry);
@@ -36,6 +58,7 @@ static void fresh(inj_ctx *c, const inj_target *target, const inj_case *k)
 {
     memset(c, 0, sizeof *c);
     c->url = target->fresh_url();
+    c->new_url = target->new_url();
     int rc = inj_fixture(c);
     if (!rc && k->prepare)
         rc = k->prepare(c);
@@ -72,6 +95,24 @@ static void check_failure(const inj_case *k, const char *where, inj_mode mode, u
         fail_msg("%s on %s, failure #%llu: status %d (want %d), last error %d \"%s\" "
                  "(want it to say \"%s\")",
                  k->name, where, (unsigned long long)n, rc, want, code, message, needle);
+}
+
+/* After a failure the store still works: the same call, with nothing
+ * armed, gives the clean run's status and state. */
+static void check_retry(inj_ctx *c, const inj_case *k, const char *where, uint64_t n,
+                        const bitt_buf *clean, bitt_buf *after)
+{
+    results_free(c);
+    int rc = k->call(c);
+    int want = k->once ? BITT_EUSAGE : k->expect;
+    if (rc != want)
+        fail_msg("%s on %s: after failure #%llu the same call gave %d (%s), want %d", k->name,
+                 where, (unsigned long long)n, rc, bitt_error_last(), want);
+    inj_snapshot(c->store, after);
+    if (!k->once && !same(after, clean))
+        fail_msg("%s on %s: after failure #%llu the same call left another state than the "
+                 "clean run",
+                 k->name, where, (unsigned long long)n);
 }
 
 void inj_run_case(const inj_case *k, const inj_target *target, inj_mode mode, inj_totals *totals)
@@ -125,6 +166,7 @@ void inj_run_case(const inj_case *k, const inj_target *target, inj_mode mode, in
             if (!same(&after, &before))
                 fail_msg("%s on %s: failure #%llu (%s) left a partial write", k->name, where,
                          (unsigned long long)n, message);
+            check_retry(&c, k, where, n, &clean, &after);
         }
         ctx_free(&c);
         if (!hit)

@@ -11,6 +11,8 @@ typedef enum inj_mode { INJ_ALLOC, INJ_BACKEND } inj_mode;
 typedef struct inj_target {
     const char *name;
     const char *(*fresh_url)(void);
+    /* A URL of a second new, empty store (for opening one under faults). */
+    const char *(*new_url)(void);
 } inj_target;
 
 typedef struct inj_totals {

@@ -5,7 +5,8 @@
  * allocation (or the N-th backend call) failing, for N = 1, 2, ... until the
  * call succeeds without reaching the failure, and checks each time: a clean
  * status with a message, the store exactly as before (no partial write),
- * and (under LeakSanitizer) nothing leaked.
+ * the store still working (the same call again, with no failure, gives the
+ * clean run's result and state), and (under LeakSanitizer) nothing leaked.
  */
 #ifndef BITT_TEST_INJECT_H
 #define BITT_TEST_INJECT_H
@@ -20,6 +21,7 @@
 typedef struct inj_ctx {
     bitt_store *store;
     const char *url;
+    const char *new_url; /* a URL of another, empty store */
     /* from the fixture */
     char token[64];       /* the live delivery of queue "jobs" */
     uint64_t token_id;    /* its message id */
@@ -50,6 +52,9 @@ typedef struct inj_case {
     int (*call)(inj_ctx *c);
     /* The status of the call when nothing fails. */
     int expect;
+    /* 1 when the call uses up what it works on (a txn commits once): the
+     * same call again after a failure is BITT_EUSAGE instead of expect. */
+    int once;
 } inj_case;
 
 extern const inj_case inj_kv_cases[];

@@ -35,8 +35,16 @@ static const char *sqlite_url(void)
     return url;
 }
 
-static const inj_target memory_target = {"memory", memory_url};
-static const inj_target sqlite_target = {"sqlite", sqlite_url};
+static const char *sqlite_new_url(void)
+{
+    static char path[1100], url[1200];
+    ts_fresh_path("inject-new.db", path, sizeof path);
+    snprintf(url, sizeof url, "sqlite:%s?synchronous=off", path);
+    return url;
+}
+
+static const inj_target memory_target = {"memory", memory_url, memory_url};
+static const inj_target sqlite_target = {"sqlite", sqlite_url, sqlite_new_url};
 
 static void run_all(const inj_target *target, inj_mode mode)
 {
