@@ -284,7 +284,7 @@ static void test_4_processes_consume_20000(void **state)
         size_t n = 0;
         acked *recs = read_records("consume", c, sizeof(acked), &n);
         assert_non_null(recs);
-        if (total + n > MESSAGES * 2)
+        if (total + n > (size_t)MESSAGES * 2)
             fail_msg("the children acked %zu messages and more, of %d", total + n, MESSAGES);
         memcpy(all + total, recs, n * sizeof *recs);
         total += n;
@@ -295,7 +295,7 @@ static void test_4_processes_consume_20000(void **state)
     memset(seen, 0, sizeof seen);
     for (size_t i = 0; i < total; i++) {
         uint64_t k = all[i].index;
-        if (k >= MESSAGES)
+        if (k >= (uint64_t)MESSAGES)
             fail_msg("an acked message has the payload %" PRIu64, k);
         if (ids[k] != all[i].id)
             fail_msg("payload %" PRIu64 " came with id %" PRIu64 ", enqueued as %" PRIu64, k,

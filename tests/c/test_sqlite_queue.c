@@ -181,7 +181,7 @@ static void test_processes_queue(void **state)
         uint64_t id;
         size_t mine = 0;
         while (read(fds[w][0], &id, sizeof id) == (ssize_t)sizeof id) {
-            assert_true(id >= 1 && id <= JOBS);
+            assert_true(id >= 1 && id <= (uint64_t)JOBS);
             if (seen[id]++)
                 fail_msg("message %llu was acked twice", (unsigned long long)id);
             mine++;

@@ -49,11 +49,18 @@ static const inj_target sqlite_target = {"sqlite", sqlite_url, sqlite_new_url};
 static void run_all(const inj_target *target, inj_mode mode)
 {
     const char *only = getenv("BITT_INJECT_CASE");
+    /* BITT_INJECT_PART=1 or 2 runs half of the cases, so that two
+     * processes share the work (scripts/test-inject). */
+    const char *part = getenv("BITT_INJECT_PART");
+    size_t seen = 0;
     inj_totals totals = {0, 0, 0};
     for (size_t l = 0; l < 3; l++)
-        for (size_t i = 0; i < case_counts[l]; i++)
+        for (size_t i = 0; i < case_counts[l]; i++, seen++) {
+            if (part && *part && (seen % 2) != (size_t)(atoi(part) - 1))
+                continue;
             if (!only || !strcmp(only, case_lists[l][i].name))
                 inj_run_case(&case_lists[l][i], target, mode, &totals);
+        }
     printf("[ INJECT   ] %s, failing the N-th %s: %llu cases, %llu injected failures "
            "(%llu got over it)\n",
            target->name, mode == INJ_ALLOC ? "allocation" : "backend call", totals.cases,
@@ -135,7 +142,10 @@ int main(void)
     case_counts[1] = inj_kv_case_count;
     case_counts[2] = inj_module_case_count;
     const char *tmp = getenv("BITT_TEST_TMP");
-    snprintf(ts_dir, sizeof ts_dir, "%s/inject", tmp && *tmp ? tmp : "/tmp");
+    const char *part = getenv("BITT_INJECT_PART");
+    /* one directory per process: each part makes its own databases */
+    snprintf(ts_dir, sizeof ts_dir, "%s/inject%s", tmp && *tmp ? tmp : "/tmp",
+             part && *part ? part : "");
     mkdir(ts_dir, 0777);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_export_is_covered), cmocka_unit_test(memory_alloc),
