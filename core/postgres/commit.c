@@ -280,8 +280,10 @@ static int take_results(plan *pl, bitt_commit *c, int stamp_step)
             op->found = rows > 0 && bitt__pg_i64(res, 0, live_col);
             if (op->found && op->want_old) {
                 op->old = bitt__pg_row_entry(res, 0, 0, op->key, op->key_len);
-                if (!op->old)
-                    return BITT_ENOMEM;
+                if (!op->old) /* the server has committed the delete: say so */
+                    return bitt__fail(BITT_ENOMEM, "postgres: commit was applied, but out of "
+                                                   "memory for the value it took: that value "
+                                                   "is lost");
             }
             break;
         }

@@ -22,11 +22,19 @@
 
 /* ---- the bounded reader ------------------------------------------------------ */
 
+/* Notes that the reader failed for want of memory, not a bad reply. */
+static void *no_memory(const redisReadTask *task)
+{
+    bitt_rd_bound *b = task->privdata;
+    b->out_of_memory = 1;
+    return NULL;
+}
+
 static redisReply *new_reply(const redisReadTask *task, int type)
 {
     redisReply *r = bitt__calloc(1, sizeof *r);
     if (!r)
-        return NULL;
+        return no_memory(task);
     r->type = type;
     if (task->parent) {
         redisReply *parent = task->parent->obj;
@@ -44,7 +52,7 @@ static void *create_string(const redisReadTask *task, char *str, size_t len)
     }
     char *copy = bitt__malloc(len + 1);
     if (!copy)
-        return NULL;
+        return no_memory(task);
     redisReply *r = new_reply(task, task->type);
     if (!r) {
         free(copy);
@@ -68,7 +76,7 @@ static void *create_array(const redisReadTask *task, int elements)
     }
     redisReply **slots = NULL;
     if (n && !(slots = bitt__calloc(n, sizeof *slots)))
-        return NULL;
+        return no_memory(task);
     redisReply *r = new_reply(task, REDIS_REPLY_ARRAY);
     if (!r) {
         free(slots);
@@ -124,6 +132,7 @@ void bitt__rd_bound_reset(const bitt_backend *be, bitt_rd_bound *b, size_t items
         b->max_bytes = BYTES_FLOOR;
     b->elements = b->bytes = 0;
     b->exceeded = 0;
+    b->out_of_memory = 0;
 }
 
 /* ---- argument lists ------------------------------------------------------------ */

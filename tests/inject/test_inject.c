@@ -3,7 +3,7 @@
  * allocation and then the N-th backend call failing, on memory and SQLite
  * (PostgreSQL and Redis failures are the network-fault suite's). Built only
  * with BITT_FAULT_INJECTION=ON; run by scripts/test-inject under ASan/LSan.
- * BITT_INJECT_CASE=name runs one case.
+ * BITT_INJECT_CASE=name runs one case, BITT_INJECT_TARGET=name one backend.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -43,12 +44,43 @@ static const char *sqlite_new_url(void)
     return url;
 }
 
+/* A server store under a prefix (Redis) or schema (PostgreSQL) of its own:
+ * a new, empty store for every attempt (the final '_' keeps one prefix
+ * from being the start of another). */
+static const char *server_url(const char *env, const char *option)
+{
+    /* two buffers: a case holds the store's URL and a new store's at once */
+    static char urls[2][1200];
+    static unsigned long serial;
+    char *buf = urls[++serial % 2];
+    const char *base = getenv(env);
+    snprintf(buf, sizeof urls[0], "%s%s%s=inj%lu_%lu_", base, strchr(base, '?') ? "&" : "?", option,
+             (unsigned long)getpid(), serial);
+    return buf;
+}
+
+static const char *redis_url(void)
+{
+    return server_url("BITT_TEST_REDIS_URL", "prefix");
+}
+
+static const char *postgres_url(void)
+{
+    return server_url("BITT_TEST_POSTGRES_URL", "schema");
+}
+
+static const inj_target redis_target = {"redis", redis_url, redis_url};
+static const inj_target postgres_target = {"postgres", postgres_url, postgres_url};
+
 static const inj_target memory_target = {"memory", memory_url, memory_url};
 static const inj_target sqlite_target = {"sqlite", sqlite_url, sqlite_new_url};
 
 static void run_all(const inj_target *target, inj_mode mode)
 {
     const char *only = getenv("BITT_INJECT_CASE");
+    const char *target_only = getenv("BITT_INJECT_TARGET"); /* e.g. "redis" */
+    if (target_only && *target_only && strcmp(target_only, target->name))
+        return;
     /* BITT_INJECT_PART=1 or 2 runs half of the cases, so that two
      * processes share the work (scripts/test-inject). */
     const char *part = getenv("BITT_INJECT_PART");
@@ -89,6 +121,34 @@ static void sqlite_backend(void **state)
 {
     (void)state;
     run_all(&sqlite_target, INJ_BACKEND);
+}
+
+/* The server backends run by hand: BITT_INJECT_SERVERS=1 with their URL
+ * exported. Not in CI yet: on Redis a failed allocation after the server
+ * applied a take loses the taken value (see docs, reliability), which this
+ * test reports until it is mended. */
+static void server_runs(const inj_target *target, const char *env)
+{
+    const char *on = getenv("BITT_INJECT_SERVERS");
+    if (!on || strcmp(on, "1") || !getenv(env) || !*getenv(env)) {
+        printf("[ INJECT   ] %s: not run (BITT_INJECT_SERVERS=1 and %s run it)\n", target->name,
+               env);
+        return;
+    }
+    run_all(target, INJ_ALLOC);
+    run_all(target, INJ_BACKEND);
+}
+
+static void redis_runs(void **state)
+{
+    (void)state;
+    server_runs(&redis_target, "BITT_TEST_REDIS_URL");
+}
+
+static void postgres_runs(void **state)
+{
+    (void)state;
+    server_runs(&postgres_target, "BITT_TEST_POSTGRES_URL");
 }
 
 /* Whether name is a word of the space-separated list. */
@@ -150,7 +210,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_export_is_covered), cmocka_unit_test(memory_alloc),
         cmocka_unit_test(memory_backend),          cmocka_unit_test(sqlite_alloc),
-        cmocka_unit_test(sqlite_backend),
+        cmocka_unit_test(sqlite_backend),          cmocka_unit_test(redis_runs),
+        cmocka_unit_test(postgres_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
