@@ -29,7 +29,7 @@ int bitt__buf_reserve(bitt_buf *buf, size_t extra)
     size_t cap = buf->cap ? buf->cap : 32;
     while (cap < need)
         cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-    uint8_t *p = realloc(buf->ptr, cap);
+    uint8_t *p = bitt__realloc(buf->ptr, cap);
     if (!p)
         return bitt__fail(BITT_ENOMEM, "out of memory growing a buffer to %zu bytes", cap);
     buf->ptr = p;

@@ -48,8 +48,8 @@ uint64_t bitt__selector_hash(const bitt_list_options *o)
 int bitt__cursor_encode(uint64_t selector, const uint8_t *key, size_t key_len, char **out)
 {
     size_t raw_len = 9 + key_len;
-    uint8_t *raw = malloc(raw_len);
-    char *text = malloc((raw_len + 2) / 3 * 4 + 1);
+    uint8_t *raw = bitt__malloc(raw_len);
+    char *text = bitt__malloc((raw_len + 2) / 3 * 4 + 1);
     if (!raw || !text) {
         free(raw);
         free(text);

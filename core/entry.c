@@ -12,7 +12,7 @@ bitt_entry *bitt__entry_new(const void *key, size_t key_len, const void *value, 
         bitt__fail(BITT_ENOMEM, "entry too large");
         return NULL;
     }
-    bitt_entry *e = malloc(sizeof *e + key_len + value_len + 2);
+    bitt_entry *e = bitt__malloc(sizeof *e + key_len + value_len + 2);
     if (!e) {
         bitt__fail(BITT_ENOMEM, "out of memory for an entry of %zu bytes", key_len + value_len);
         return NULL;
@@ -79,13 +79,13 @@ void bitt_entry_free(bitt_entry *entry)
 
 bitt_entries *bitt__entries_new(size_t capacity_hint)
 {
-    bitt_entries *list = calloc(1, sizeof *list);
+    bitt_entries *list = bitt__calloc(1, sizeof *list);
     if (!list) {
         bitt__fail(BITT_ENOMEM, "out of memory for an entry list");
         return NULL;
     }
     if (capacity_hint) {
-        list->items = malloc(capacity_hint * sizeof *list->items);
+        list->items = bitt__malloc(capacity_hint * sizeof *list->items);
         if (!list->items) {
             free(list);
             bitt__fail(BITT_ENOMEM, "out of memory for %zu entries", capacity_hint);
@@ -100,7 +100,7 @@ int bitt__entries_push(bitt_entries *list, bitt_entry *entry)
 {
     if (list->count == list->cap) {
         size_t cap = list->cap ? list->cap * 2 : 8;
-        bitt_entry **items = realloc(list->items, cap * sizeof *items);
+        bitt_entry **items = bitt__realloc(list->items, cap * sizeof *items);
         if (!items) {
             free(entry);
             return bitt__fail(BITT_ENOMEM, "out of memory growing an entry list");

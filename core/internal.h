@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 
+#include "alloc.h"
 #include "bitt.h"
 
 #if defined(__GNUC__)

@@ -28,7 +28,7 @@ bitt_message *bitt__message_new(const bitt_message *f)
         bitt__fail(BITT_ENOMEM, "message too large");
         return NULL;
     }
-    bitt_message *m = malloc(sizeof *m + f->payload_len + 1 + extra);
+    bitt_message *m = bitt__malloc(sizeof *m + f->payload_len + 1 + extra);
     if (!m) {
         bitt__fail(BITT_ENOMEM, "out of memory for a message of %zu bytes", f->payload_len);
         return NULL;
@@ -114,9 +114,9 @@ void bitt_message_free(bitt_message *m)
 
 bitt_messages *bitt__messages_new(size_t capacity_hint)
 {
-    bitt_messages *list = calloc(1, sizeof *list);
+    bitt_messages *list = bitt__calloc(1, sizeof *list);
     if (list && capacity_hint) {
-        list->items = malloc(capacity_hint * sizeof *list->items);
+        list->items = bitt__malloc(capacity_hint * sizeof *list->items);
         list->cap = list->items ? capacity_hint : 0;
     }
     if (!list)
@@ -128,7 +128,7 @@ int bitt__messages_push(bitt_messages *list, bitt_message *msg)
 {
     if (list->count == list->cap) {
         size_t cap = list->cap ? list->cap * 2 : 8;
-        bitt_message **items = realloc(list->items, cap * sizeof *items);
+        bitt_message **items = bitt__realloc(list->items, cap * sizeof *items);
         if (!items) {
             free(msg);
             return bitt__fail(BITT_ENOMEM, "out of memory growing a message list");

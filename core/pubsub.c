@@ -54,9 +54,9 @@ int bitt_pubsub_subscribe(bitt_store *store, const char *channel, bitt_sub **out
     int rc = check_channel(store, channel);
     if (rc)
         return rc;
-    bitt_sub *sub = calloc(1, sizeof *sub);
+    bitt_sub *sub = bitt__calloc(1, sizeof *sub);
     size_t n = strlen(channel) + 1;
-    char *name = malloc(n);
+    char *name = bitt__malloc(n);
     if (!sub || !name) {
         free(sub);
         free(name);

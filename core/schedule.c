@@ -20,7 +20,7 @@ bitt_schedule *bitt__schedule_new(const char *key, int64_t interval_ms, const vo
                                   int64_t occurrence)
 {
     size_t key_size = strlen(key) + 1;
-    bitt_schedule *s = malloc(sizeof *s + key_size + payload_len + 1);
+    bitt_schedule *s = bitt__malloc(sizeof *s + key_size + payload_len + 1);
     if (!s) {
         bitt__fail(BITT_ENOMEM, "out of memory for a schedule");
         return NULL;
@@ -43,7 +43,7 @@ int bitt__schedule_array_push(bitt_schedule_array *a, bitt_schedule *s)
 {
     if (a->count == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 8;
-        bitt_schedule **items = realloc(a->items, cap * sizeof *items);
+        bitt_schedule **items = bitt__realloc(a->items, cap * sizeof *items);
         if (!items) {
             free(s);
             return bitt__fail(BITT_ENOMEM, "out of memory growing a schedule list");

@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "internal.h"
+#ifdef BITT_FAULT_INJECTION
+#include "fault/fault.h"
+#endif
 
 /* URL schemes and the backend each one opens. */
 static const struct {
@@ -105,7 +108,7 @@ int bitt_store_open(const char *url_text, bitt_store **out)
 
     bitt_store *store = NULL;
     if (!rc) {
-        store = calloc(1, sizeof *store);
+        store = bitt__calloc(1, sizeof *store);
         if (!store)
             rc = bitt__fail(BITT_ENOMEM, "out of memory for a store");
     }
@@ -120,12 +123,20 @@ int bitt_store_open(const char *url_text, bitt_store **out)
     }
     if (!rc) {
         rc = read_module_options(&url, store);
+#ifdef BITT_FAULT_INJECTION
+        if (!rc)
+            rc = bitt__fault_backend_call("open");
+#endif
         if (!rc)
             rc = ops->open(&url, &store->limits, &store->be);
+#ifdef BITT_FAULT_INJECTION
+        if (!rc)
+            rc = bitt__fault_wrap_backend(&store->ops, &store->be);
+#endif
         if (!rc)
             rc = bitt__url_check_all_used(&url);
         if (!rc && auto_migrate)
-            rc = ops->migrate(store->be);
+            rc = store->ops->migrate(store->be);
         if (rc) {
             bitt_store_close(store);
             store = NULL;

@@ -24,7 +24,7 @@ int bitt_txn_begin(bitt_store *store, bitt_txn **out)
     *out = NULL;
     if (!store)
         return bitt__fail(BITT_EINVAL, "store must not be NULL");
-    bitt_txn *txn = calloc(1, sizeof *txn);
+    bitt_txn *txn = bitt__calloc(1, sizeof *txn);
     if (!txn)
         return bitt__fail(BITT_ENOMEM, "out of memory for a txn");
     txn->store = store;
@@ -58,14 +58,15 @@ static int push(bitt_txn *txn, bitt_op op)
                           BITT_TXN_OPS_MAX);
     if (txn->count == txn->cap) {
         size_t cap = txn->cap ? txn->cap * 2 : 4;
-        bitt_op *ops = realloc(txn->ops, cap * sizeof *ops);
+        bitt_op *ops = bitt__realloc(txn->ops, cap * sizeof *ops);
         if (!ops)
             return bitt__fail(BITT_ENOMEM, "out of memory growing a txn");
         txn->ops = ops;
         txn->cap = cap;
     }
     size_t name_size = text_size(op.name), owner_size = text_size(op.owner);
-    uint8_t *block = malloc(op.key_len + op.value_len + op.aux_len + name_size + owner_size + 1);
+    uint8_t *block =
+        bitt__malloc(op.key_len + op.value_len + op.aux_len + name_size + owner_size + 1);
     if (!block)
         return bitt__fail(BITT_ENOMEM, "out of memory copying a txn op");
     uint8_t *cursor = block;

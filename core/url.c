@@ -14,7 +14,7 @@
 
 int bitt__percent_decode(const char *s, size_t n, const char *what, char **out)
 {
-    char *d = malloc(n + 1);
+    char *d = bitt__malloc(n + 1);
     if (!d)
         return bitt__fail(BITT_ENOMEM, "out of memory parsing the store URL");
     size_t j = 0;
@@ -55,7 +55,7 @@ static int parse_query(const char *q, bitt_url *url)
     size_t count = 1;
     for (const char *p = q; *p; p++)
         count += *p == '&';
-    url->params = calloc(count, sizeof *url->params);
+    url->params = bitt__calloc(count, sizeof *url->params);
     if (!url->params)
         return bitt__fail(BITT_ENOMEM, "out of memory parsing the store URL");
     while (*q) {
@@ -101,7 +101,7 @@ int bitt__url_parse(const char *text, bitt_url *url)
     if (scheme_len == 0 || text[scheme_len] != ':')
         return bitt__fail(BITT_EURL,
                           "store URL must start with a scheme such as memory:, sqlite:PATH");
-    url->scheme = malloc(scheme_len + 1);
+    url->scheme = bitt__malloc(scheme_len + 1);
     if (!url->scheme)
         return bitt__fail(BITT_ENOMEM, "out of memory parsing the store URL");
     for (size_t i = 0; i < scheme_len; i++)
@@ -113,7 +113,7 @@ int bitt__url_parse(const char *text, bitt_url *url)
     size_t rest_len = query ? (size_t)(query - rest) : strlen(rest);
     int rc = bitt__percent_decode(rest, rest_len, "the location", &url->rest);
     if (!rc) {
-        url->raw_rest = malloc(rest_len + 1);
+        url->raw_rest = bitt__malloc(rest_len + 1);
         if (!url->raw_rest)
             rc = bitt__fail(BITT_ENOMEM, "out of memory parsing the store URL");
         else {

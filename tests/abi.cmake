@@ -112,6 +112,7 @@ if(BITT_CLANG_FORMAT)
     ${PROJECT_SOURCE_DIR}/abi/*.h ${PROJECT_SOURCE_DIR}/core/*.[ch]
     ${PROJECT_SOURCE_DIR}/tools/*.[ch] ${PROJECT_SOURCE_DIR}/tests/c/*.[ch]
     ${PROJECT_SOURCE_DIR}/tests/faults/*.[ch]
+    ${PROJECT_SOURCE_DIR}/tests/inject/*.[ch]
     ${PROJECT_SOURCE_DIR}/bench/*.c ${PROJECT_SOURCE_DIR}/examples/*.[ch])
   add_test(NAME format COMMAND ${BITT_CLANG_FORMAT} --dry-run --Werror ${BITT_FORMATTED_SOURCES})
   set_tests_properties(format PROPERTIES LABELS abi)

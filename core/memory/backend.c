@@ -19,7 +19,7 @@ static int mem_open(bitt_url *url, const bitt_limits *limits, bitt_backend **out
     /* No options of its own: the engine refuses whatever is left unused. */
     if (url->rest && url->rest[0])
         return bitt__fail(BITT_EURL, "store URL: memory: takes no path (write just memory:)");
-    bitt_backend *be = calloc(1, sizeof *be);
+    bitt_backend *be = bitt__calloc(1, sizeof *be);
     if (!be)
         return bitt__fail(BITT_ENOMEM, "out of memory opening a memory store");
     be->min_expiry = INT64_MAX;
@@ -54,7 +54,7 @@ int bitt__mem_strdup(const char *s, char **out)
     if (!s)
         return BITT_OK;
     size_t len = strlen(s);
-    *out = malloc(len + 1);
+    *out = bitt__malloc(len + 1);
     if (!*out)
         return bitt__fail(BITT_ENOMEM, "out of memory copying a string of %zu bytes", len);
     memcpy(*out, s, len + 1);

@@ -27,7 +27,7 @@ int bitt__mem_budget_take(bitt_backend *be, const bitt_time *t, const char *name
     if (rc != BITT_OK) /* BITT_DENIED: nothing taken, nothing to store */
         return rc;
     if (!b) {
-        b = calloc(1, sizeof *b + len + 1);
+        b = bitt__calloc(1, sizeof *b + len + 1);
         if (!b)
             return bitt__fail(BITT_ENOMEM, "out of memory for budget '%s'", name);
         memcpy(b->name, name, len + 1);

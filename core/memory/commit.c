@@ -215,7 +215,7 @@ int bitt__mem_commit(bitt_backend *be, bitt_commit *c)
     stage local[LOCAL_STAGES];
     stage *stages = local;
     if (mutations > LOCAL_STAGES) {
-        stages = malloc(mutations * sizeof *stages);
+        stages = bitt__malloc(mutations * sizeof *stages);
         if (!stages)
             return bitt__fail(BITT_ENOMEM, "out of memory planning a commit of %zu ops", c->count);
     }

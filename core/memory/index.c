@@ -73,7 +73,7 @@ int bitt__mem_index_reserve(bitt_backend *be, size_t extra)
             return bitt__fail(BITT_ENOMEM, "memory backend: too many rows to index");
         count *= 2;
     }
-    bitt_mem_row **fresh = calloc(count, sizeof *fresh);
+    bitt_mem_row **fresh = bitt__calloc(count, sizeof *fresh);
     if (!fresh)
         return bitt__fail(BITT_ENOMEM, "out of memory growing the row index to %zu buckets", count);
     bitt_mem_row **old = be->buckets;

@@ -51,7 +51,7 @@ int bitt__mem_lease_acquire(bitt_backend *be, const bitt_time *t, const char *na
         return rc;
     if (!l) {
         size_t len = strlen(name);
-        l = calloc(1, sizeof *l + len + 1);
+        l = bitt__calloc(1, sizeof *l + len + 1);
         if (!l) {
             free(copy);
             return bitt__fail(BITT_ENOMEM, "out of memory for lease '%s'", name);

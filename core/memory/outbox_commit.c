@@ -30,7 +30,7 @@ bitt_mem_stream *bitt__mem_stream_find(const bitt_backend *be, const char *name)
 static bitt_mem_stream *stream_new(const char *name)
 {
     size_t len = strlen(name);
-    bitt_mem_stream *s = calloc(1, sizeof *s + len + 1);
+    bitt_mem_stream *s = bitt__calloc(1, sizeof *s + len + 1);
     if (!s) {
         bitt__fail(BITT_ENOMEM, "out of memory for outbox stream '%s'", name);
         return NULL;
@@ -47,7 +47,7 @@ static bitt_mem_event *event_new(uint64_t seq, const bitt_op *op, int64_t now)
         bitt__fail(BITT_ETOOLARGE, "memory backend: an outbox event over 4 GiB");
         return NULL;
     }
-    bitt_mem_event *e = malloc(sizeof *e + op->value_len);
+    bitt_mem_event *e = bitt__malloc(sizeof *e + op->value_len);
     if (!e) {
         bitt__fail(BITT_ENOMEM, "out of memory for an outbox event of %zu bytes", op->value_len);
         return NULL;
@@ -94,7 +94,7 @@ int bitt__mem_outbox_plan_prepare(bitt_backend *be, bitt_commit *c, size_t n,
                                   bitt_mem_outbox_plan **out)
 {
     *out = NULL;
-    bitt_mem_outbox_plan *p = malloc(sizeof *p + n * sizeof *p->items);
+    bitt_mem_outbox_plan *p = bitt__malloc(sizeof *p + n * sizeof *p->items);
     if (!p)
         return bitt__fail(BITT_ENOMEM, "out of memory planning %zu outbox appends", n);
     p->count = 0;

@@ -64,13 +64,13 @@ int bitt__mem_pubsub_publish(bitt_backend *be, const bitt_time *t, const char *n
                              const uint8_t *data, size_t len, int64_t retention_ms)
 {
     const int64_t now = t->now;
-    pub *p = malloc(sizeof *p + len);
+    pub *p = bitt__malloc(sizeof *p + len);
     if (!p)
         return bitt__fail(BITT_ENOMEM, "out of memory publishing %zu bytes", len);
     channel *ch = channel_find(be, name);
     if (!ch) {
         size_t name_len = strlen(name);
-        ch = calloc(1, sizeof *ch + name_len + 1);
+        ch = bitt__calloc(1, sizeof *ch + name_len + 1);
         if (!ch) {
             free(p);
             return bitt__fail(BITT_ENOMEM, "out of memory for channel '%s'", name);

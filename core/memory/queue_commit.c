@@ -90,7 +90,7 @@ int bitt__mem_enqueue_plan_prepare(bitt_backend *be, bitt_commit *c, size_t n,
                                    bitt_mem_enqueue_plan **out)
 {
     *out = NULL;
-    bitt_mem_enqueue_plan *p = malloc(sizeof *p + n * sizeof *p->items);
+    bitt_mem_enqueue_plan *p = bitt__malloc(sizeof *p + n * sizeof *p->items);
     if (!p)
         return bitt__fail(BITT_ENOMEM, "out of memory planning %zu enqueues", n);
     p->count = 0;

@@ -39,7 +39,7 @@ bitt_mem_topic *bitt__mem_topic_find(const bitt_backend *be, const char *name)
 bitt_mem_topic *bitt__mem_topic_new(const char *name)
 {
     size_t len = strlen(name);
-    bitt_mem_topic *t = calloc(1, sizeof *t + len + 1);
+    bitt_mem_topic *t = bitt__calloc(1, sizeof *t + len + 1);
     if (!t) {
         bitt__fail(BITT_ENOMEM, "out of memory for queue topic '%s'", name);
         return NULL;
@@ -80,7 +80,7 @@ bitt_mem_msg *bitt__mem_msg_new(uint64_t id, const uint8_t *payload, size_t len,
         return NULL;
     }
     size_t node = dedup ? sizeof(bitt_omap_node) : 0;
-    bitt_mem_msg *m = malloc(sizeof *m + node + len + dedup_len);
+    bitt_mem_msg *m = bitt__malloc(sizeof *m + node + len + dedup_len);
     if (!m) {
         bitt__fail(BITT_ENOMEM, "out of memory for a message of %zu bytes", len);
         return NULL;
@@ -130,7 +130,7 @@ int bitt__mem_msg_reserve(bitt_backend *be, size_t extra)
             return bitt__fail(BITT_ENOMEM, "memory backend: too many messages to index");
         count *= 2;
     }
-    bitt_mem_msg **fresh = calloc(count, sizeof *fresh);
+    bitt_mem_msg **fresh = bitt__calloc(count, sizeof *fresh);
     if (!fresh)
         return bitt__fail(BITT_ENOMEM, "out of memory growing the message index to %zu", count);
     bitt_mem_msg **old = q->buckets;

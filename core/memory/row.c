@@ -11,7 +11,7 @@ bitt_mem_row *bitt__mem_row_new(const uint8_t *key, size_t key_len, const uint8_
         bitt__fail(BITT_ETOOLARGE, "memory backend: a key or value over 4 GiB");
         return NULL;
     }
-    bitt_mem_row *r = malloc(sizeof *r + key_len + value_len);
+    bitt_mem_row *r = bitt__malloc(sizeof *r + key_len + value_len);
     if (!r) {
         bitt__fail(BITT_ENOMEM, "out of memory for a row of %zu bytes", key_len + value_len);
         return NULL;

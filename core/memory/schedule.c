@@ -42,7 +42,7 @@ static sched *sched_new(const char *key, int64_t interval_ms, const uint8_t *pay
                         int kind, int64_t next_run_at)
 {
     size_t key_len = strlen(key);
-    sched *s = malloc(sizeof *s + 8 + key_len + 1 + len);
+    sched *s = bitt__malloc(sizeof *s + 8 + key_len + 1 + len);
     if (!s) {
         bitt__fail(BITT_ENOMEM, "out of memory for schedule '%s'", key);
         return NULL;

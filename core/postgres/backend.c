@@ -25,7 +25,7 @@ static void pg_close(bitt_backend *be)
 static int pg_open(bitt_url *url, const bitt_limits *limits, bitt_backend **out)
 {
     *out = NULL;
-    bitt_backend *be = calloc(1, sizeof *be);
+    bitt_backend *be = bitt__calloc(1, sizeof *be);
     if (!be)
         return bitt__fail(BITT_ENOMEM, "postgres: out of memory opening a store");
     bitt__pg_listen_init(be);

@@ -280,8 +280,10 @@ static int take_results(plan *pl, bitt_commit *c, int stamp_step)
             op->found = rows > 0 && bitt__pg_i64(res, 0, live_col);
             if (op->found && op->want_old) {
                 op->old = bitt__pg_row_entry(res, 0, 0, op->key, op->key_len);
-                if (!op->old)
-                    return BITT_ENOMEM;
+                if (!op->old) /* the server has committed the delete: say so */
+                    return bitt__fail(BITT_ENOMEM, "postgres: commit was applied, but out of "
+                                                   "memory for the value it took: that value "
+                                                   "is lost");
             }
             break;
         }
@@ -405,11 +407,11 @@ int bitt__pg_commit(bitt_backend *be, bitt_commit *c)
      * mutation per op, NOTIFY, COMMIT. */
     size_t cap = 2 * c->count + 4;
     plan pl = {0};
-    pl.steps = calloc(cap, sizeof *pl.steps);
-    pl.params = calloc(cap, sizeof *pl.params);
-    pl.op_step = malloc((c->count + 1) * sizeof *pl.op_step);
-    pl.read_step = malloc((c->count + 1) * sizeof *pl.read_step);
-    pl.keys = malloc((c->count + 1) * sizeof *pl.keys);
+    pl.steps = bitt__calloc(cap, sizeof *pl.steps);
+    pl.params = bitt__calloc(cap, sizeof *pl.params);
+    pl.op_step = bitt__malloc((c->count + 1) * sizeof *pl.op_step);
+    pl.read_step = bitt__malloc((c->count + 1) * sizeof *pl.read_step);
+    pl.keys = bitt__malloc((c->count + 1) * sizeof *pl.keys);
     if (!pl.steps || !pl.params || !pl.op_step || !pl.read_step || !pl.keys) {
         free_plan(&pl);
         return bitt__fail(BITT_ENOMEM, "postgres: out of memory planning a commit of %zu ops",

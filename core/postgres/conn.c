@@ -285,7 +285,7 @@ char *bitt__pg_expand(const bitt_backend *be, const char *tmpl)
     size_t extra = strlen(be->schema) + strlen(be->prefix) + 8, n = 0;
     for (const char *s = tmpl; *s; s++)
         n += (*s == '@' || *s == '#') ? extra : 1;
-    char *out = malloc(n + 1), *o = out;
+    char *out = bitt__malloc(n + 1), *o = out;
     if (!out)
         return NULL;
     for (const char *s = tmpl; *s;) {
@@ -375,7 +375,7 @@ int bitt__pg_run(bitt_backend *be, bitt_pg_step *steps, int n, const char *what)
     int status = bitt__pg_ensure(be);
     if (status != BITT_OK)
         return status;
-    cmd local[16], *cmds = n <= 8 ? local : malloc((size_t)n * 2 * sizeof *cmds);
+    cmd local[16], *cmds = n <= 8 ? local : bitt__malloc((size_t)n * 2 * sizeof *cmds);
     if (!cmds)
         return bitt__fail(BITT_ENOMEM, "postgres: out of memory for a pipeline of %d", n);
     PGconn *c = be->conn;

@@ -70,7 +70,7 @@ int bitt__pg_kv_get_many(bitt_backend *be, const bitt_time *t, const uint8_t *co
     int status = bitt__pg_schema(be);
     if (status)
         return status;
-    bitt_entry **slots = calloc(count ? count : 1, sizeof *slots);
+    bitt_entry **slots = bitt__calloc(count ? count : 1, sizeof *slots);
     if (!slots)
         return bitt__fail(BITT_ENOMEM, "postgres: out of memory for get_many");
     bitt_buf arr = BITT_BUF_INIT;

@@ -120,7 +120,7 @@ static int with_seqs(bitt_backend *be, bitt_pg_id id, const char *sql, const cha
     bitt_pg_params p = {0};
     bitt__pg_p_text(&p, stream);
     if (seqs && count) {
-        int64_t *v = malloc(count * sizeof *v);
+        int64_t *v = bitt__malloc(count * sizeof *v);
         if (!v)
             return bitt__fail(BITT_ENOMEM, "postgres: out of memory");
         for (size_t i = 0; i < count; i++)

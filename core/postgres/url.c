@@ -45,7 +45,7 @@ static int add_param(bitt_backend *be, const char *kw, const char *value)
 {
     for (size_t i = 0; i < be->nparams; i++) {
         if (!strcmp(be->keywords[i], kw)) { /* a later one overrides */
-            char *v = strdup(value);
+            char *v = bitt__strdup(value);
             if (!v)
                 return bitt__fail(BITT_ENOMEM, "postgres: out of memory");
             free(be->values[i]);
@@ -53,16 +53,16 @@ static int add_param(bitt_backend *be, const char *kw, const char *value)
             return BITT_OK;
         }
     }
-    char **k = realloc(be->keywords, (be->nparams + 2) * sizeof *k);
+    char **k = bitt__realloc(be->keywords, (be->nparams + 2) * sizeof *k);
     if (k)
         be->keywords = k;
-    char **v = realloc(be->values, (be->nparams + 2) * sizeof *v);
+    char **v = bitt__realloc(be->values, (be->nparams + 2) * sizeof *v);
     if (v)
         be->values = v;
     if (!k || !v)
         return bitt__fail(BITT_ENOMEM, "postgres: out of memory");
-    be->keywords[be->nparams] = strdup(kw);
-    be->values[be->nparams] = strdup(value);
+    be->keywords[be->nparams] = bitt__strdup(kw);
+    be->values[be->nparams] = bitt__strdup(value);
     if (!be->keywords[be->nparams] || !be->values[be->nparams]) {
         free(be->keywords[be->nparams]);
         free(be->values[be->nparams]);
@@ -91,7 +91,7 @@ static int add_part(bitt_backend *be, const char *kw, const char *s, size_t n)
  * "5432,5433" (libpq takes comma-separated lists). */
 static int add_hosts(bitt_backend *be, const char *s, size_t n)
 {
-    char *hosts = calloc(1, n + 1), *ports = calloc(1, n + 1);
+    char *hosts = bitt__calloc(1, n + 1), *ports = bitt__calloc(1, n + 1);
     int rc = hosts && ports ? BITT_OK : bitt__fail(BITT_ENOMEM, "postgres: out of memory");
     int any_port = 0;
     size_t hl = 0, pl = 0;
@@ -166,7 +166,7 @@ static int parse_location(bitt_url *url, bitt_backend *be)
         rc = add_part(be, "user", s, user_len);
         if (!rc && colon) {
             size_t pw_len = (size_t)(at - colon - 1);
-            be->password_raw = strndup(colon + 1, pw_len);
+            be->password_raw = bitt__strndup(colon + 1, pw_len);
             if (!be->password_raw)
                 rc = bitt__fail(BITT_ENOMEM, "postgres: out of memory");
             if (!rc)
@@ -196,7 +196,7 @@ static int pass_libpq_options(bitt_url *url, bitt_backend *be)
         if (!v)
             continue;
         if (!strcmp(o->keyword, "password") && !be->password) {
-            be->password = strdup(v);
+            be->password = bitt__strdup(v);
             if (!be->password)
                 rc = bitt__fail(BITT_ENOMEM, "postgres: out of memory");
         }

@@ -96,7 +96,7 @@ static void rd_close(bitt_backend *be)
 static int rd_open(bitt_url *url, const bitt_limits *limits, bitt_backend **out)
 {
     *out = NULL;
-    bitt_backend *be = calloc(1, sizeof *be);
+    bitt_backend *be = bitt__calloc(1, sizeof *be);
     if (!be)
         return bitt__fail(BITT_ENOMEM, "out of memory opening a redis store");
     be->limits = *limits;

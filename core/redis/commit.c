@@ -103,6 +103,9 @@ static int read_results(bitt_commit *c, const redisReply *r)
                 rc = bitt__rd_elem_count(r, at, 4, what);
                 if (!rc)
                     rc = bitt__rd_entry(r, at, op->key, op->key_len, INT64_MIN, &op->old, what);
+                if (rc == BITT_ENOMEM) /* the server has deleted it: say so */
+                    rc = bitt__fail(BITT_ENOMEM, "redis: commit was applied, but out of memory "
+                                                 "for the value it took: that value is lost");
                 if (!rc && !op->old)
                     rc = bitt__fail(BITT_EBACKEND, "redis: commit: a taken value vanished");
                 at += 4;

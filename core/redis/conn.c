@@ -82,8 +82,10 @@ int bitt__rd_read(redisContext *c, bitt_rd_bound *bound, int64_t deadline, redis
     for (;;) {
         void *reply = NULL;
         if (redisGetReplyFromReader(c, &reply) != REDIS_OK) {
-            *why = bound->exceeded ? "the reply is larger than any reply this call expects"
-                                   : "the server sent a malformed reply";
+            *why = bound->exceeded        ? "the reply is larger than any reply this call expects"
+                   : bound->out_of_memory ? "out of memory reading the reply (the command may "
+                                            "have been applied)"
+                                          : "the server sent a malformed reply";
             return -1;
         }
         if (reply) {
@@ -274,7 +276,7 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
         bitt__rd_disconnect(be);
         if (io == -1 && a->retry && !fresh && attempt == 0 && !be->bound.exceeded)
             continue;
-        rc = bitt__fail(BITT_EBACKEND,
+        rc = bitt__fail(be->bound.out_of_memory ? BITT_ENOMEM : BITT_EBACKEND,
                         "redis %s: %s: %s; the connection was closed and the next call "
                         "reconnects",
                         be->where, what, why);

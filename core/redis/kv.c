@@ -47,7 +47,7 @@ static const char *entry_key(const bitt_backend *be, const uint8_t *key, size_t 
 {
     size_t plen = strlen(be->anchor);
     *len = plen + 3 + key_len;
-    char *k = *len <= size ? buf : (*heap = malloc(*len));
+    char *k = *len <= size ? buf : (*heap = bitt__malloc(*len));
     if (!k)
         return NULL;
     memcpy(k, be->anchor, plen);

@@ -110,6 +110,7 @@ typedef struct bitt_rd_bound {
     size_t elements;
     size_t bytes;
     int exceeded;
+    int out_of_memory; /* an allocation of the reader failed */
 } bitt_rd_bound;
 
 /* The SUBSCRIBE connection of wait_remote (wait.c). */

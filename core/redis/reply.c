@@ -22,11 +22,19 @@
 
 /* ---- the bounded reader ------------------------------------------------------ */
 
+/* Notes that the reader failed for want of memory, not a bad reply. */
+static void *no_memory(const redisReadTask *task)
+{
+    bitt_rd_bound *b = task->privdata;
+    b->out_of_memory = 1;
+    return NULL;
+}
+
 static redisReply *new_reply(const redisReadTask *task, int type)
 {
-    redisReply *r = calloc(1, sizeof *r);
+    redisReply *r = bitt__calloc(1, sizeof *r);
     if (!r)
-        return NULL;
+        return no_memory(task);
     r->type = type;
     if (task->parent) {
         redisReply *parent = task->parent->obj;
@@ -42,9 +50,9 @@ static void *create_string(const redisReadTask *task, char *str, size_t len)
         b->exceeded = 1;
         return NULL;
     }
-    char *copy = malloc(len + 1);
+    char *copy = bitt__malloc(len + 1);
     if (!copy)
-        return NULL;
+        return no_memory(task);
     redisReply *r = new_reply(task, task->type);
     if (!r) {
         free(copy);
@@ -67,8 +75,8 @@ static void *create_array(const redisReadTask *task, int elements)
         return NULL;
     }
     redisReply **slots = NULL;
-    if (n && !(slots = calloc(n, sizeof *slots)))
-        return NULL;
+    if (n && !(slots = bitt__calloc(n, sizeof *slots)))
+        return no_memory(task);
     redisReply *r = new_reply(task, REDIS_REPLY_ARRAY);
     if (!r) {
         free(slots);
@@ -124,6 +132,7 @@ void bitt__rd_bound_reset(const bitt_backend *be, bitt_rd_bound *b, size_t items
         b->max_bytes = BYTES_FLOOR;
     b->elements = b->bytes = 0;
     b->exceeded = 0;
+    b->out_of_memory = 0;
 }
 
 /* ---- argument lists ------------------------------------------------------------ */
@@ -147,13 +156,13 @@ static int grow(bitt_rd_args *a)
     if (a->count < a->cap)
         return 0;
     size_t cap = a->cap ? a->cap * 2 : 16;
-    const char **v = realloc(a->v, cap * sizeof *v);
+    const char **v = bitt__realloc(a->v, cap * sizeof *v);
     if (v)
         a->v = v;
-    size_t *len = realloc(a->len, cap * sizeof *len);
+    size_t *len = bitt__realloc(a->len, cap * sizeof *len);
     if (len)
         a->len = len;
-    size_t *num = realloc(a->num, cap * sizeof *num);
+    size_t *num = bitt__realloc(a->num, cap * sizeof *num);
     if (num)
         a->num = num;
     if (!v || !len || !num)
@@ -187,7 +196,7 @@ static void arg_number(bitt_rd_args *a, const char *text, size_t n)
         size_t cap = a->nums_cap ? a->nums_cap * 2 : 256;
         while (cap < a->nums_len + n)
             cap *= 2;
-        char *nums = realloc(a->nums, cap);
+        char *nums = bitt__realloc(a->nums, cap);
         if (!nums) {
             a->oom = 1;
             return;
@@ -316,7 +325,7 @@ static char *text_at(const redisReply *r, size_t i, char *buf, size_t size, char
         buf[len] = '\0';
         return buf;
     }
-    *heap = malloc(len + 1);
+    *heap = bitt__malloc(len + 1);
     if (!*heap)
         return NULL;
     memcpy(*heap, s, len);

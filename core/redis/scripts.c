@@ -73,7 +73,7 @@ static char *script_text(const bitt_backend *be, const bitt_rd_script *s, size_t
     size_t total = 0;
     for (int i = 0; i < 7; i++)
         total += strlen(parts[i]);
-    char *text = malloc(total + 1);
+    char *text = bitt__malloc(total + 1);
     if (!text)
         return NULL;
     size_t at = 0;

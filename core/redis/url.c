@@ -126,7 +126,7 @@ static int parse_unix(bitt_url *url, bitt_backend *be)
     if (!url->rest || !url->rest[0])
         return bitt__fail(BITT_EURL, "store URL: write unix:/path/to/redis.sock");
     be->is_unix = 1;
-    be->path = strdup(url->rest);
+    be->path = bitt__strdup(url->rest);
     if (!be->path)
         return bitt__fail(BITT_ENOMEM, "out of memory parsing the store URL");
     int64_t db;
@@ -136,9 +136,9 @@ static int parse_unix(bitt_url *url, bitt_backend *be)
     be->db = (int)db;
     const char *user = bitt__url_param(url, "user");
     const char *password = bitt__url_param(url, "password");
-    if (user && !(be->user = strdup(user)))
+    if (user && !(be->user = bitt__strdup(user)))
         return bitt__fail(BITT_ENOMEM, "out of memory parsing the store URL");
-    if (password && !(be->password = strdup(password)))
+    if (password && !(be->password = bitt__strdup(password)))
         return bitt__fail(BITT_ENOMEM, "out of memory parsing the store URL");
     snprintf(be->where, sizeof be->where, "%s", be->path);
     return BITT_OK;

@@ -47,7 +47,7 @@ char *bitt__sq_expand(const char *tmpl, const char *prefix)
     size_t plen = strlen(prefix), n = 0;
     for (const char *s = tmpl; *s; s++)
         n += strncmp(s, "{p}", 3) == 0 ? plen : 1;
-    char *out = malloc(n + 1), *o = out;
+    char *out = bitt__malloc(n + 1), *o = out;
     if (!out)
         return NULL;
     for (const char *s = tmpl; *s;) {
@@ -287,7 +287,7 @@ static int sq_open(bitt_url *url, const bitt_limits *limits, bitt_backend **out)
         return bitt__fail(BITT_EURL, "sqlite: the URL needs a path (sqlite:FILE or "
                                      "sqlite::memory:)");
 
-    bitt_backend *be = calloc(1, sizeof *be);
+    bitt_backend *be = bitt__calloc(1, sizeof *be);
     if (!be)
         return bitt__fail(BITT_ENOMEM, "sqlite: out of memory");
     memcpy(be->prefix, o.prefix, strlen(o.prefix) + 1);

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "scale.h"
 
 #define VT bitt__memory_backend
 
@@ -394,7 +395,8 @@ static void test_queue_against_model(void **state)
     qmodel *m = calloc(1, sizeof *m);
     assert_non_null(m);
     m->now = 1000;
-    for (int step = 0; step < 30000 && m->last_id < MAXMSG - 4; step++) {
+    const int steps = ts_scaled(30000, 1500);
+    for (int step = 0; step < steps && m->last_id < MAXMSG - 4; step++) {
         uint32_t what = rnd(20);
         if (what < 5)
             random_enqueue(be, m);
@@ -759,7 +761,7 @@ static double seconds(void)
 static void test_queue_at_scale(void **state)
 {
     (void)state;
-    enum { N = 100000 };
+    const int N = ts_scaled(100000, 2000); /* BITT_TEST_SCALE */
     bitt_backend *be = open_backend();
     double start = seconds();
     for (int i = 0; i < N; i++) {

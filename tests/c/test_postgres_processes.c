@@ -133,7 +133,10 @@ static char *fresh_url(char *url, size_t size, const char *extra)
     assert_true(g_nschemas < 16);
     char *s = g_schemas[g_nschemas++];
     snprintf(s, 64, "t_%ld_%d", (long)getpid(), serial++);
-    snprintf(url, size, "%s?schema=%s%s%s", g_url, s, extra ? "&" : "", extra ? extra : "");
+    /* The children connect all at once; under valgrind (scripts/test-valgrind)
+     * that can take longer than the default connect_timeout of 10 s. */
+    snprintf(url, size, "%s?schema=%s&connect_timeout=60%s%s", g_url, s, extra ? "&" : "",
+             extra ? extra : "");
     return url;
 }
 

@@ -36,6 +36,7 @@
 
 #include "bitt.h"
 #include "contract.h"
+#include "scale.h"
 
 #define CHILDREN 4
 
@@ -187,7 +188,8 @@ static int cmp_u64(const void *a, const void *b)
 
 /* ---- 4 processes x 20,000 messages ------------------------------------------------------ */
 
-#define MESSAGES 20000
+#define MESSAGES_MAX 20000
+#define MESSAGES ts_scaled(MESSAGES_MAX, 500) /* BITT_TEST_SCALE */
 #define BATCH 50
 #define CONSUME_MAX_MS 120000
 
@@ -263,7 +265,7 @@ static void test_4_processes_consume_20000(void **state)
     fresh_db("consume");
     bitt_store *store = NULL;
     assert_int_equal(bitt_store_open(db_url, &store), BITT_OK);
-    static uint64_t ids[MESSAGES];
+    static uint64_t ids[MESSAGES_MAX];
     for (int i = 0; i < MESSAGES; i++) {
         char text[16];
         int n = snprintf(text, sizeof text, "%d", i);
@@ -276,24 +278,24 @@ static void test_4_processes_consume_20000(void **state)
     assert_int_equal(fork_children(child_consume), CHILDREN);
 
     /* The union of the children's acks: each id once, with its own payload. */
-    static acked all[MESSAGES * 2];
+    static acked all[MESSAGES_MAX * 2];
     size_t total = 0;
     for (int c = 0; c < CHILDREN; c++) {
         size_t n = 0;
         acked *recs = read_records("consume", c, sizeof(acked), &n);
         assert_non_null(recs);
-        if (total + n > MESSAGES * 2)
+        if (total + n > (size_t)MESSAGES * 2)
             fail_msg("the children acked %zu messages and more, of %d", total + n, MESSAGES);
         memcpy(all + total, recs, n * sizeof *recs);
         total += n;
         print_message("child %d acked %zu messages\n", c, n);
         free(recs);
     }
-    static unsigned char seen[MESSAGES];
+    static unsigned char seen[MESSAGES_MAX];
     memset(seen, 0, sizeof seen);
     for (size_t i = 0; i < total; i++) {
         uint64_t k = all[i].index;
-        if (k >= MESSAGES)
+        if (k >= (uint64_t)MESSAGES)
             fail_msg("an acked message has the payload %" PRIu64, k);
         if (ids[k] != all[i].id)
             fail_msg("payload %" PRIu64 " came with id %" PRIu64 ", enqueued as %" PRIu64, k,

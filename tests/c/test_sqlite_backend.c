@@ -23,6 +23,7 @@
 #include "bitt.h"
 #include "diff.h"
 #include "sqlite_files.h"
+#include "scale.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -272,7 +273,8 @@ static void test_busy(void **state)
 
 /* ---- processes --------------------------------------------------------------- */
 
-enum { NPROC = 4, PER_PROC = 300 };
+enum { NPROC = 4 };
+#define PER_PROC ts_scaled(300, 20) /* BITT_TEST_SCALE */
 
 static void child_work(const char *path, int id)
 {
@@ -429,7 +431,7 @@ static void test_failed_allocations(void **state)
     const char *urls[2] = {"sqlite::memory:", url};
     for (int u = 0; u < 2; u++) {
         long n;
-        for (n = 1; n < 20000; n++) {
+        for (n = 1; n < 20000; n += ts_stride()) { /* BITT_TEST_SCALE */
             int hit = 0;
             fault_run(urls[u], n, &hit);
             if (!hit)
@@ -476,7 +478,8 @@ static void test_differential(void **state)
     }
     diff_manual_clock(&c, 1000000);
     diff_subscribe(&c);
-    for (c.step = 0; c.step < 6000; c.step++) {
+    const int steps = ts_scaled(6000, 300); /* BITT_TEST_SCALE */
+    for (c.step = 0; c.step < steps; c.step++) {
         if (rnd(&g_rng, 3))
             diff_kv_step(&c);
         else

@@ -26,6 +26,7 @@
 
 #include "bitt.h"
 #include "sqlite_files.h"
+#include "scale.h"
 
 static void sleep_ms(int ms)
 {
@@ -116,7 +117,7 @@ static void test_foreign_tables(void **state)
 
 /* ---- several processes ---------------------------------------------------------- */
 
-#define JOBS 8000
+#define JOBS (ts_scaled(16, 1) * 500) /* enqueued 500 a commit; BITT_TEST_SCALE */
 #define WORKERS 4
 
 /* Each worker dequeues batches until the queue stays empty, acks every
@@ -180,7 +181,7 @@ static void test_processes_queue(void **state)
         uint64_t id;
         size_t mine = 0;
         while (read(fds[w][0], &id, sizeof id) == (ssize_t)sizeof id) {
-            assert_true(id >= 1 && id <= JOBS);
+            assert_true(id >= 1 && id <= (uint64_t)JOBS);
             if (seen[id]++)
                 fail_msg("message %llu was acked twice", (unsigned long long)id);
             mine++;
@@ -586,7 +587,7 @@ static void test_failed_allocations(void **state)
     const char *urls[2] = {"sqlite::memory:", url};
     for (int u = 0; u < 2; u++) {
         long n;
-        for (n = 1; n < 50000; n++) {
+        for (n = 1; n < 50000; n += ts_stride()) { /* BITT_TEST_SCALE */
             int hit = 0;
             fault_run(urls[u], n, &hit);
             if (!hit)
@@ -598,8 +599,9 @@ static void test_failed_allocations(void **state)
 
 /* ---- differential run against the memory backend --------------------------------- */
 
-#define STEPS 6000
-#define MAXID (STEPS + 8)
+#define STEPS_MAX 6000
+#define STEPS ts_scaled(STEPS_MAX, 300) /* BITT_TEST_SCALE */
+#define MAXID (STEPS_MAX + 8)
 
 typedef struct side {
     const char *name;
