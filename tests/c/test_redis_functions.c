@@ -21,33 +21,18 @@
 #include <hiredis/hiredis.h>
 
 #include "bitt.h"
+#include "private_server.h"
 
-#define SCRIPT BITT_CONTRACT_DIR "/../../scripts/redis-test-server"
-
-static char g_dir[64];
-static char g_url[256];
+static ts_server g_srv;
 static redisContext *g_raw;
 
 static int start_server(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/bitt-rfn-XXXXXX");
-    if (!mkdtemp(g_dir))
-        return -1;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "'%s' start '%s'", SCRIPT, g_dir);
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return -1;
-    if (!fgets(g_url, sizeof g_url, p))
-        g_url[0] = '\0';
-    int status = pclose(p);
-    g_url[strcspn(g_url, "\n")] = '\0';
     int port = 0;
-    if (status != 0 || sscanf(g_url, "redis://127.0.0.1:%d", &port) != 1) {
-        fprintf(stderr, "test_redis_functions: %s failed (status %d)\n", cmd, status);
+    if (ts_server_start(&g_srv, "redis", "rfn") != 0 ||
+        sscanf(g_srv.url, "redis://127.0.0.1:%d", &port) != 1)
         return -1;
-    }
     g_raw = redisConnect("127.0.0.1", port);
     return g_raw && !g_raw->err ? 0 : -1;
 }
@@ -57,10 +42,8 @@ static int stop_server(void **state)
     (void)state;
     if (g_raw)
         redisFree(g_raw);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "'%s' stop '%s' >/dev/null 2>&1; rm -rf '%s'", SCRIPT, g_dir, g_dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "test_redis_functions: could not stop the server in %s\n", g_dir);
+    if (ts_server_stop(&g_srv) != 0)
+        fprintf(stderr, "test_redis_functions: could not stop the server in %s\n", g_srv.dir);
     return 0;
 }
 
@@ -108,7 +91,7 @@ static void library_names(char *out, size_t size)
 static bitt_store *open_store(const char *userinfo, const char *prefix)
 {
     char url[512];
-    snprintf(url, sizeof url, "redis://%s%s?prefix=%s", userinfo, g_url + 8, prefix);
+    snprintf(url, sizeof url, "redis://%s%s?prefix=%s", userinfo, g_srv.url + 8, prefix);
     bitt_store *s = NULL;
     int rc = bitt_store_open(url, &s);
     if (rc)

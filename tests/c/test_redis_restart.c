@@ -27,11 +27,9 @@
 #include <pthread.h>
 
 #include "bitt.h"
+#include "private_server.h"
 
-#define SCRIPT BITT_CONTRACT_DIR "/../../scripts/redis-test-server"
-
-static char g_dir[256];
-static char g_url[256];
+static ts_server g_srv;
 
 static void sleep_ms(long ms)
 {
@@ -49,31 +47,13 @@ static int start_server(void **state)
                         "(scripts/test does both).\n");
         return -1;
     }
-    snprintf(g_dir, sizeof g_dir, "/tmp/bitt-rtr-XXXXXX");
-    if (!mkdtemp(g_dir))
-        return -1;
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "'%s' start '%s'", SCRIPT, g_dir);
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return -1;
-    if (!fgets(g_url, sizeof g_url, p))
-        g_url[0] = '\0';
-    int status = pclose(p);
-    g_url[strcspn(g_url, "\n")] = '\0';
-    if (status || strncmp(g_url, "redis://", 8)) {
-        fprintf(stderr, "test_redis_restart: %s failed\n", cmd);
-        return -1;
-    }
-    return 0;
+    return ts_server_start(&g_srv, "redis", "rtr");
 }
 
 static int stop_server(void **state)
 {
     (void)state;
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "'%s' stop '%s' >/dev/null 2>&1; rm -rf '%s'", SCRIPT, g_dir, g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return ts_server_stop(&g_srv);
 }
 
 /* Runs "redis-test-server restart DIR" in the background. */
@@ -82,8 +62,8 @@ static pid_t restart_async(void)
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", "exec \"$0\" restart \"$1\" >/dev/null", SCRIPT, g_dir,
-              (char *)NULL);
+        execl("/bin/sh", "sh", "-c", "exec \"$0\" restart \"$1\" >/dev/null", g_srv.script,
+              g_srv.dir, (char *)NULL);
         _exit(127);
     }
     return pid;
@@ -92,7 +72,7 @@ static pid_t restart_async(void)
 static bitt_store *open_store(void)
 {
     char url[512];
-    snprintf(url, sizeof url, "%s?prefix=restart&timeout=2000", g_url);
+    snprintf(url, sizeof url, "%s?prefix=restart&timeout=2000", g_srv.url);
     bitt_store *s = NULL;
     if (bitt_store_open(url, &s))
         fail_msg("open: %s", bitt_error_last());
