@@ -1,8 +1,8 @@
 /*
  * async.hpp: the Promise API. A job (BittwJob) runs one blocking C call off
- * the main thread and settles a Promise on it: on the libuv pool
- * (BittwPoolCall), or, for the calls that wait, on the binding's own wait
- * threads (BittwWaitPool), so that waits never fill the pool; each exported
+ * the main thread and settles a Promise on it: on the binding's dispatcher
+ * (BittwDispatch, dispatch.hpp), or, for the calls that wait, on its wait
+ * threads (BittwWaitPool), so that waits never fill the dispatcher; each exported
  * function only reads its JS arguments into owned copies (main thread) and
  * names the C call to make (a lambda). No semantics here: the C core
  * decides, the results take the shapes of js_values.hpp, the same as the
@@ -11,7 +11,7 @@
  * Lifetime: a call holds a reference on the store box (bittw_ref), so the
  * box outlives it; it takes the box's read lock on the worker thread for
  * the C call only, and the error message is read there, right after the
- * failing call (bitt_error_last() is per thread). close() runs on the pool
+ * failing call (bitt_error_last() is per thread). close() runs on the dispatcher
  * too: it takes the write lock, so it waits for the calls in flight, and
  * calls that start after it fail with "the store is closed".
  * Included into the SWIG wrapper (it uses SWIG's pointer conversions).
@@ -25,6 +25,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -134,6 +135,8 @@ class BittwOuts {
     size_t n_ = 0;
 };
 
+class BittwChan;
+
 /* ---- one call: what it runs and how it settles ---------------------------------- */
 class BittwJob {
   public:
@@ -151,7 +154,7 @@ class BittwJob {
     ~BittwJob() { bittw_unref(box_); }
 
     Napi::Promise Promise() { return deferred_.Promise(); }
-    napi_async_work work = nullptr; /* while on the libuv pool */
+    BittwChan *chan = nullptr; /* where it settles (dispatch.hpp) */
 
     /* Off the main thread: the C call, and its error message read right
      * after it on the same thread. */
@@ -199,44 +202,10 @@ class BittwJob {
     std::string msg_;
 };
 
-/* ---- calls that return promptly: the libuv pool ------------------------------------ */
-/* napi_async_work directly rather than Napi::AsyncWorker, which makes a
- * resource object and a persistent reference to it on every call. */
-class BittwPoolCall {
-  public:
-    /* Queues the job; false if Node-API refused (the caller still owns it). */
-    static bool queue(Napi::Env env, BittwJob *job)
-    {
-        napi_async_work work = nullptr;
-        if (napi_create_async_work(env, nullptr, Napi::String::New(env, "bitt"), execute, complete, job, &work) !=
-            napi_ok)
-            return false;
-        job->work = work;
-        if (napi_queue_async_work(env, work) != napi_ok) {
-            napi_delete_async_work(env, work);
-            return false;
-        }
-        return true;
-    }
-
-  private:
-    static void execute(napi_env, void *data) { ((BittwJob *)data)->Work(); }
-    /* On the main thread, in a callback scope (Node-API's). */
-    static void complete(napi_env env, napi_status, void *data)
-    {
-        BittwJob *job = (BittwJob *)data;
-        napi_delete_async_work(env, job->work);
-        try {
-            job->Settle(Napi::Env(env));
-        } catch (const Napi::Error &e) {
-            e.ThrowAsJavaScriptException();
-        }
-        delete job;
-    }
-};
+#include "dispatch.hpp"
 
 /* ---- calls that wait (dequeue with wait, subscription next): their own threads ------ */
-/* A call that waits would hold one of the libuv pool's few threads (4 by
+/* A call that waits would hold one of the dispatcher's few threads (8 by
  * default) for its whole wait, and the store's other calls (enqueue, ack)
  * would queue behind it. These run on a separate pool that grows by one
  * thread whenever no idle thread is free, so a wait never delays another

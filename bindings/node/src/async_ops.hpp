@@ -9,7 +9,7 @@
 
 /* Queues the call: a Promise, or undefined with a TypeError thrown when an
  * argument was wrong. A call that may wait (waits) runs on the wait pool
- * (async.hpp), every other on the libuv pool. */
+ * (async.hpp), every other on the dispatcher's threads (dispatch.hpp). */
 static Napi::Value bittw_queue(BittwArgs &a, bittw_store *box, BittwJob::Mode mode, BittwJob::Run run,
                                bool waits = false)
 {
@@ -19,7 +19,7 @@ static Napi::Value bittw_queue(BittwArgs &a, bittw_store *box, BittwJob::Mode mo
     Napi::Promise pr = job->Promise();
     if (waits && BittwWaitPool::get().submit(a.env(), job))
         return pr;
-    if (BittwPoolCall::queue(a.env(), job))
+    if (BittwDispatch::get().submit(a.env(), job))
         return pr;
     delete job;
     Napi::Error::New(a.env(), "bitt: Node-API could not queue the call").ThrowAsJavaScriptException();
