@@ -10,15 +10,18 @@
 //             {removeOnComplete, removeOnFail}); both store the payload as
 //             JSON. Measured with one call in flight and with `inflight`.
 //   process:  the jobs are already queued; the clock runs from starting the
-//             workers to the last job done. A bitt worker loops on
-//             dequeue({limit: 1, lease}) then ack (two round trips a job; ack
-//             deletes the message); a BullMQ worker fetches a job, runs the
-//             no-op processor and moves it to completed, which deletes it
-//             (removeOnComplete) and fetches the next (one round trip a job).
+//             workers to the last job done. A bitt worker is the idiomatic
+//             `for await` over queue.consume(topic, {prefetch, lease}): a
+//             dequeue of up to `prefetch` (BITT_BENCH_PREFETCH, 1 by default:
+//             one job at a time, as BullMQ) then an ack each (two round trips
+//             a job at prefetch 1; ack deletes the message); a BullMQ worker
+//             fetches a job, runs the no-op processor and moves it to
+//             completed, which deletes it (removeOnComplete) and fetches the
+//             next (one round trip a job).
 //   enqueue -> done: the workers are running and waiting first; one producer
 //             enqueues every job (one in flight); the clock runs from the first
 //             enqueue to the last job done.
-// The "batch" row is bitt only (dequeue limit BITT_BENCH_BATCH, then one ack
+// The "batch" row is bitt only (consume prefetch BITT_BENCH_BATCH, then one ack
 // each): BullMQ's open-source Worker has no batch fetch, so its figure there
 // is its one-worker figure again.
 import { config, inFlight, loadPeer, median, rate, signal, withParam } from './util.mjs';
@@ -38,31 +41,30 @@ function bittSide(bitt, url, queueWait) {
     enqueue: (topic, i) => producer.queue.enqueue(topic, { i }),
     // Runs `workers` loops, each on a store of its own, until `jobs` are
     // done; resolves to {t0, t1}: just before the first dequeue, the last
-    // ack. With `wait`, a loop that finds the topic empty waits for more (the
-    // producer is running), as queue.consume() does.
-    async work(topic, jobs, workers, { limit = 1, wait = false, started } = {}) {
+    // ack. Each loop is the idiomatic consumer: `for await` over
+    // queue.consume(topic, {prefetch}) (one dequeue with wait leases up to
+    // `prefetch` messages, handed out one by one), an ack each. The loops
+    // still waiting once every job is done end as their stores close.
+    async work(topic, jobs, workers, { prefetch = 1, started } = {}) {
       const ws = [];
       for (let w = 0; w < workers; w++) ws.push(await bitt.openAsync(url));
       let done = 0;
       const finished = signal();
-      const opts = { limit, lease: LEASE_MS, ...(wait ? { wait: queueWait } : {}) };
+      const opts = { prefetch, lease: LEASE_MS, wait: queueWait };
       const loop = async (s) => {
-        while (done < jobs) {
-          const msgs = await s.queue.dequeue(topic, opts);
-          if (!msgs.length && !wait) break;
-          for (const m of msgs) {
-            await s.queue.ack(m);
-            if (++done === jobs) finished.resolve(process.hrtime.bigint());
-          }
+        for await (const m of s.queue.consume(topic, opts)) {
+          await s.queue.ack(m);
+          if (++done === jobs) finished.resolve(process.hrtime.bigint());
+          if (done >= jobs) break;
         }
       };
       const t0 = process.hrtime.bigint();
-      const loops = Promise.all(ws.map(loop));
+      const loops = ws.map(loop);
       started?.();
-      const t1 = await Promise.race([finished.promise, loops.then(() => process.hrtime.bigint())]);
-      await loops;
-      if (done !== jobs) throw new Error(`bitt workers did ${done} of ${jobs} jobs`);
+      const t1 = await Promise.race([finished.promise, Promise.all(loops).then(() => process.hrtime.bigint())]);
       await Promise.all(ws.map((s) => s.close()));
+      await Promise.all(loops);
+      if (done !== jobs) throw new Error(`bitt workers did ${done} of ${jobs} jobs`);
       return { t0, t1 };
     },
     async close() {
@@ -161,7 +163,7 @@ async function processRate(side, topic, jobs, workers, opts) {
 async function endToEnd(side, topic, jobs, workers) {
   let producing;
   const go = signal();
-  const work = side.work(topic, jobs, workers, { wait: true, started: go.resolve });
+  const work = side.work(topic, jobs, workers, { prefetch: config.prefetch, started: go.resolve });
   await go.promise;
   const t0 = process.hrtime.bigint();
   producing = (async () => {
@@ -175,21 +177,21 @@ async function endToEnd(side, topic, jobs, workers) {
 // The measurements of one round, in order: [name, body(side, topic)]; a
 // process step works off the jobs its enqueue step left under the same topic.
 function steps() {
-  const { jobs, inflight, batch } = config;
+  const { jobs, inflight, batch, prefetch } = config;
   return [
     ['enq1', (side, t) => enqueueAll(side, `p1-${t}`, jobs, 1)],
-    ['proc1', (side, t) => processRate(side, `p1-${t}`, jobs, 1)],
+    ['proc1', (side, t) => processRate(side, `p1-${t}`, jobs, 1, { prefetch })],
     ['enqN', (side, t) => enqueueAll(side, `p4-${t}`, jobs, inflight)],
-    ['proc4', (side, t) => processRate(side, `p4-${t}`, jobs, 4)],
+    ['proc4', (side, t) => processRate(side, `p4-${t}`, jobs, 4, { prefetch })],
     ['e2e1', (side, t) => endToEnd(side, `e1-${t}`, jobs, 1)],
     ['e2e4', (side, t) => endToEnd(side, `e4-${t}`, jobs, 4)],
     ['-', (side, t) => side.name === 'bitt' && enqueueAll(side, `pb-${t}`, jobs, inflight)],
-    ['procB', (side, t) => side.name === 'bitt' && processRate(side, `pb-${t}`, jobs, 1, { limit: batch })],
+    ['procB', (side, t) => side.name === 'bitt' && processRate(side, `pb-${t}`, jobs, 1, { prefetch: batch })],
   ];
 }
 
 export async function benchQueue(bitt, tag, { queueWait }) {
-  const { rounds, redisUrl, inflight, batch } = config;
+  const { rounds, redisUrl, inflight, batch, prefetch } = config;
   const sides = [bullSide(redisUrl, `${tag}:bull`)];
   if (bitt) sides.unshift(bittSide(bitt, withParam(redisUrl, 'prefix', `${tag}:bq`), queueWait));
   const got = new Map(sides.map((s) => [s, {}]));
@@ -214,13 +216,14 @@ export async function benchQueue(bitt, tag, { queueWait }) {
     return s ? median(got.get(s)[k] ?? []) : null;
   };
   const row = (op, k, kb = k) => ({ op, bitt: pick('bitt', kb), peerName: 'BullMQ', peer: pick('BullMQ', k) });
+  const pf = prefetch > 1 ? `, bitt prefetch ${prefetch}` : '';
   return [
     row('queue enqueue, sequential', 'enq1'),
     row(`queue enqueue, ${inflight} in flight`, 'enqN'),
-    row('queue process, 1 worker', 'proc1'),
-    row('queue process, 4 workers', 'proc4'),
-    row('queue enqueue->done, 1 worker', 'e2e1'),
-    row('queue enqueue->done, 4 workers', 'e2e4'),
-    row(`queue process, 1 worker, bitt limit ${batch}`, 'proc1', 'procB'),
+    row(`queue process, 1 worker${pf}`, 'proc1'),
+    row(`queue process, 4 workers${pf}`, 'proc4'),
+    row(`queue enqueue->done, 1 worker${pf}`, 'e2e1'),
+    row(`queue enqueue->done, 4 workers${pf}`, 'e2e4'),
+    row(`queue process, 1 worker, bitt prefetch ${batch}`, 'proc1', 'procB'),
   ];
 }

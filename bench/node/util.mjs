@@ -21,7 +21,8 @@ export const config = {
   jobs: envInt('BITT_BENCH_JOBS', 5000), // queue jobs per measurement
   inflight: envInt('BITT_BENCH_INFLIGHT', 64), // calls in flight in the concurrent KV rows
   rounds: envInt('BITT_BENCH_ROUNDS', 3), // each figure is the median of this many rounds
-  batch: envInt('BITT_BENCH_BATCH', 16), // dequeue limit of the batched bitt worker row
+  batch: envInt('BITT_BENCH_BATCH', 16), // consume prefetch of the batched bitt worker row
+  prefetch: envInt('BITT_BENCH_PREFETCH', 1), // consume prefetch of the other bitt worker rows
   redisUrl: process.env.BITT_BENCH_REDIS_URL || '',
   // The bitt package: the repository's binding unless BITT_NODE names another.
   bittPath: process.env.BITT_NODE || path.resolve(here, '../../bindings/node'),

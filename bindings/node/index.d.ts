@@ -83,6 +83,7 @@ export interface Page {
 export interface TtlOptions { ttl?: Int }
 export interface EnqueueOptions { delay?: Int; maxAttempts?: number; dedupKey?: Key | null }
 export interface DequeueOptions { limit?: number; lease?: Int; wait?: Int }
+export interface ConsumeOptions extends DequeueOptions { prefetch?: number }
 export interface BudgetOptions { capacity: Int; refill: Int; period: Int; n?: Int }
 export type ParkReason = 'any' | 'poison' | 'invalid' | number;
 
@@ -200,7 +201,8 @@ export class Store {
 export class AsyncStore {
   readonly kv: KVOf<false>;
   readonly queue: QueueOf<false> & {
-    consume(topic: Name, options?: DequeueOptions): AsyncGenerator<Message, void>;
+    /** prefetch: messages leased per dequeue, handed out one by one (their leases run meanwhile). */
+    consume(topic: Name, options?: ConsumeOptions): AsyncGenerator<Message, void>;
   };
   readonly lease: LeasesOf<false>;
   readonly outbox: OutboxOf<false>;

@@ -229,3 +229,36 @@ for (const [backend, env, opt] of [['postgres', 'BITT_TEST_POSTGRES_URL', 'schem
     assert.ok(maxLag < took / 2, `the loop was blocked ${maxLag} ms during a ${took} ms call`);
   });
 }
+
+test('consume with prefetch: one dequeue leases a batch, handed out one by one', async () => {
+  const a = await bitt.openAsync('memory:');
+  await a.clock.setManual(1_000_000);
+  for (let i = 0; i < 10; i++) await a.queue.enqueue('pf', { i });
+  const seen = [];
+  for await (const m of a.queue.consume('pf', { prefetch: 4, lease: 5000, wait: 0 })) {
+    // The whole batch is leased as the first one comes.
+    if (seen.length === 0) assert.deepEqual([(await a.queue.stats('pf')).processing, (await a.queue.stats('pf')).pending], [4, 6]);
+    seen.push(m.value.i);
+    await a.queue.ack(m);
+    if (seen.length === 6) break; // mid-batch: 2 of the second batch never handed out
+  }
+  assert.deepEqual(seen, [0, 1, 2, 3, 4, 5]);
+  let st = await a.queue.stats('pf');
+  assert.deepEqual([st.processing, st.pending], [2, 2]);
+  // Their leases end as any other's, and they come back.
+  await a.clock.advance(5001);
+  const back = [];
+  for await (const m of a.queue.consume('pf', { prefetch: 3, lease: 5000, wait: 0 })) {
+    back.push(m.value.i);
+    await a.queue.ack(m);
+    if (back.length === 4) break;
+  }
+  assert.deepEqual(back.sort(), [6, 7, 8, 9]);
+  st = await a.queue.stats('pf');
+  assert.deepEqual([st.processing, st.pending], [0, 0]);
+  // `limit` is the older name; a bad prefetch is a TypeError.
+  await a.queue.enqueue('pf', { i: 10 });
+  for await (const m of a.queue.consume('pf', { limit: 2, wait: 0 })) { await a.queue.ack(m); break; }
+  await assert.rejects(a.queue.consume('pf', { prefetch: 0 }).next(), TypeError);
+  await a.close();
+});

@@ -8,7 +8,7 @@
 // A thin layer over the SWIG addon (src/, generated from bindings/bitt.i):
 // every rule is the C core's. The synchronous calls run on the calling
 // thread (microseconds on memory and SQLite); every AsyncStore call runs its
-// C call on the libuv pool, so the event loop never waits on a database.
+// C call on the binding's threads (src/dispatch.hpp), so the event loop never waits on a database.
 // Durations are milliseconds.
 const native = require('./native');
 const errors = require('./errors');
@@ -175,8 +175,8 @@ class AsyncAtomic extends api.AtomicBase {
 }
 
 /* Iterate with `for await`; next(timeout) gives null when nothing came. The
- * subscription starts at once, on the pool: `await sub.ready` before
- * publishing what it must see (calls on the pool run side by side). */
+ * subscription starts at once, on the binding's threads: `await sub.ready` before
+ * publishing what it must see (async calls run side by side). */
 class AsyncSubscription {
   constructor(store, channel) {
     this._store = store;
@@ -289,14 +289,21 @@ class AsyncStore {
   }
 }
 
-/* Messages as they come: dequeue with wait, one batch at a time, until the
- * loop breaks or the store closes. */
+/* Messages as they come, until the loop breaks or the store closes: one
+ * dequeue (with wait) leases up to `prefetch` messages at once (`limit` is
+ * its older name), handed out one by one; each is still the caller's to ack
+ * or nack. The leases of prefetched messages run from that dequeue, not from
+ * when the loop reaches them: `lease` must cover handling the whole batch
+ * (or extend() them). Messages prefetched but not handed out when the loop
+ * breaks stay leased until their lease ends, then come back. */
 async function* consume(store, topic, o = {}) {
-  const { limit = 1, lease = 0, wait = 1000 } = o;
+  const { lease = 0, wait = 1000 } = o;
+  const prefetch = o.prefetch ?? o.limit ?? 1;
+  if (!Number.isInteger(prefetch) || prefetch < 1) throw new TypeError('prefetch must be a positive integer');
   while (!store._closing) {
     let batch;
     try {
-      batch = await store.queue.dequeue(topic, { limit, lease, wait });
+      batch = await store.queue.dequeue(topic, { limit: prefetch, lease, wait });
     } catch (e) {
       if (store._closing && e instanceof errors.UsageError) return;
       throw e;
