@@ -111,3 +111,25 @@ test('a worker thread terminated with calls in flight leaves the store working',
   await a.close();
   s.close();
 });
+
+test('a worker thread terminated during waits (dequeue with wait) exits cleanly', async () => {
+  const s = bitt.open('memory:');
+  const code = `
+    const { parentPort, workerData } = require('worker_threads');
+    const bitt = require(workerData.pkg);
+    bitt.attachAsync(workerData.token).then(async (a) => {
+      for (let i = 0; i < 4; i++) a.queue.dequeue('none', { wait: 200 }).catch(() => {});
+      a.pubsub.subscribe('none');
+      await a.kv.set('ready', 1);
+      parentPort.postMessage('waiting');
+    });`;
+  const w = new Worker(code, { eval: true, workerData: { pkg: PKG, token: s.share() } });
+  await new Promise((resolve, reject) => {
+    w.once('message', resolve);
+    w.once('error', reject);
+  });
+  await w.terminate();
+  await new Promise((r) => setTimeout(r, 300)); // the waits end after their worker is gone
+  assert.equal(s.kv.get('ready').value, 1);
+  s.close();
+});

@@ -211,7 +211,10 @@ class BittwJob {
  * thread whenever no idle thread is free, so a wait never delays another
  * call; a thread idle for 30 s ends. The pool is process-wide and never
  * destroyed (its threads are detached); each call settles on its own
- * environment's thread through a thread-safe function. */
+ * environment's thread through its channel (dispatch.hpp). (A thread-safe
+ * function per call, as before, was freed with a terminated worker thread's
+ * environment while its wait still ran: the wait's end then aborted the
+ * process.) */
 class BittwWaitPool {
   public:
     static BittwWaitPool &get()
@@ -220,35 +223,35 @@ class BittwWaitPool {
         return *pool;
     }
 
-    /* Runs the job, then settles it on its environment's thread; false if
-     * the thread-safe function could not be made (the caller still owns the
-     * job). */
+    /* Runs the job, then settles it through its environment's channel
+     * (dispatch.hpp), which also frees it if the environment is gone by
+     * then (a worker thread terminated during a wait); false if it cannot
+     * run (the caller still owns the job). */
     bool submit(Napi::Env env, BittwJob *job)
     {
-        Task *t = new Task{job, nullptr, new Napi::AsyncContext(env, "bitt-wait")};
-        Napi::String name = Napi::String::New(env, "bitt-wait");
-        if (napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, nullptr, nullptr, t, settle,
-                                            &t->tsfn) != napi_ok) {
-            delete t->ctx;
-            delete t;
+        BittwChan *c = BittwChan::of(env);
+        if (!c)
             return false;
-        }
-        std::lock_guard<std::mutex> g(lock_);
-        queue_.push_back(t);
-        if (queue_.size() > idle_)
-            std::thread(&BittwWaitPool::loop, this).detach();
-        else
+        job->chan = c;
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            if (queue_.size() >= idle_) {
+                try {
+                    std::thread(&BittwWaitPool::loop, this).detach();
+                    threads_++;
+                } catch (const std::system_error &) {
+                    if (threads_ == 0)
+                        return false;
+                }
+            }
+            queue_.push_back(job);
             wake_.notify_one();
+        }
+        c->hold(env);
         return true;
     }
 
   private:
-    struct Task {
-        BittwJob *job;
-        napi_threadsafe_function tsfn;
-        Napi::AsyncContext *ctx; /* made and destroyed on the main thread */
-    };
-
     void loop()
     {
         std::unique_lock<std::mutex> lk(lock_);
@@ -256,50 +259,23 @@ class BittwWaitPool {
             idle_++;
             bool got = wake_.wait_for(lk, std::chrono::seconds(30), [this] { return !queue_.empty(); });
             idle_--;
-            if (!got)
+            if (!got) {
+                threads_--;
                 return;
-            Task *t = queue_.front();
+            }
+            BittwJob *job = queue_.front();
             queue_.pop_front();
             lk.unlock();
-            t->job->Work();
-            /* Blocking: the queue is unbounded, so this only fails while the
-             * environment closes; the job is then dropped here (its promise
-             * can no longer settle). */
-            napi_threadsafe_function tsfn = t->tsfn;
-            if (napi_call_threadsafe_function(tsfn, t, napi_tsfn_blocking) != napi_ok) {
-                delete t->job; /* t->ctx is left: it is the closing environment's */
-                delete t;
-            }
-            napi_release_threadsafe_function(tsfn, napi_tsfn_release);
+            job->Work();
+            job->chan->finish(job);
             lk.lock();
         }
     }
 
-    /* On the environment's thread (env is NULL while it is torn down). */
-    static void settle(napi_env env, napi_value, void *, void *data)
-    {
-        Task *t = (Task *)data;
-        if (env) {
-            Napi::Env e(env);
-            Napi::HandleScope scope(e);
-            /* A callback scope, so that the promise's reactions run now. */
-            Napi::CallbackScope cs(e, *t->ctx);
-            try {
-                t->job->Settle(e);
-            } catch (const Napi::Error &err) {
-                err.ThrowAsJavaScriptException();
-            }
-        }
-        delete t->job;
-        if (env)
-            delete t->ctx;
-        delete t;
-    }
-
     std::mutex lock_;
     std::condition_variable wake_;
-    std::deque<Task *> queue_;
-    size_t idle_ = 0;
+    std::deque<BittwJob *> queue_;
+    size_t idle_ = 0, threads_ = 0;
 };
 
 /* ---- arguments, copied on the main thread --------------------------------------- */
