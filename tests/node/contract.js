@@ -2,7 +2,7 @@
 // A runner of tests/contract/*.json over the Node binding's raw layer,
 // reading the format of tests/contract/README.md (a port of
 // tests/python/contract.py). mode 'sync' calls SWIG's wrappers, mode
-// 'async' the Promise API (the C call on the libuv pool); both return the
+// 'async' the Promise API (the C call on the binding's threads); both return the
 // same shapes, so one runner awaits either.
 const fs = require('fs');
 const path = require('path');

@@ -134,7 +134,7 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
 
   /* n concurrent loops: file-backed stores give each its own store; the
    * others share the box. The calls go through the Promise API in both
-   * modes, so that they run at once on the libuv pool. */
+   * modes, so that they run at once on the binding's threads. */
   async function doParallel(run, s) {
     const inner = s.step;
     if (!PARALLEL_OK.has(inner.op) || has(inner, 'expect') || has(inner, 'save')) throw new Broken('parallel: bad inner step');
