@@ -55,6 +55,7 @@ const bitt_rd_script bitt__rd_scripts[RS_COUNT] = {
     S(RS_S_CLAIM, "schedule claim", bitt__rd_lua_s_claim, RS_LIB_BIG),
     S(RS_S_LIST, "schedule list", bitt__rd_lua_s_list, RS_READONLY),
     S(RS_S_DELETE, "schedule delete", bitt__rd_lua_s_delete, 0),
+    S(RS_Q_ACK_MANY, "queue ack_many", bitt__rd_lua_q_ack_many, Q),
 };
 
 /* The full text of a script, malloc'd; NULL on out of memory. */
