@@ -220,7 +220,7 @@ int bitt_queue_ack_many(bitt_store *store, const char *topic, const uint64_t *id
     int rc = check_ack_many(store, topic, ids, tokens, count);
     if (rc || !count)
         return rc;
-    int *st = statuses ? statuses : malloc(count * sizeof *st);
+    int *st = statuses ? statuses : bitt__malloc(count * sizeof *st);
     if (!st)
         return bitt__fail(BITT_ENOMEM, "ack_many: out of memory for %zu statuses", count);
     for (size_t i = 0; i < count; i++)

@@ -67,7 +67,11 @@ static int call_ack_many(inj_ctx *c)
     const char *const tokens[2] = {c->token, c->token};
     int st[2] = {0, 0};
     size_t acked = 0;
-    int rc = bitt_queue_ack_many(c->store, "jobs", ids, tokens, 2, st, &acked);
+    /* statuses NULL first: the engine allocates them (a stale item only) */
+    int rc = bitt_queue_ack_many(c->store, "jobs", ids + 1, tokens + 1, 1, NULL, &acked);
+    if (rc || acked)
+        return rc ? rc : BITT_EINVAL;
+    rc = bitt_queue_ack_many(c->store, "jobs", ids, tokens, 2, st, &acked);
     if (rc)
         return rc;
     return acked == 1 && st[0] == BITT_OK && st[1] == BITT_ETOKEN ? BITT_OK : BITT_EINVAL;
