@@ -129,6 +129,10 @@ int bitt__rd_eval(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_
                   redisReply **out)
 {
     *out = NULL;
+    /* An argument list that ran out of memory may have no slots at all:
+     * fail before writing the command's name and SHA into them. */
+    if (a->oom)
+        return bitt__rd_args_finish(a);
     if (be->server_major >= 7 && !be->fn_off) {
         int rc = bitt__rd_fcall(be, id, a, items, out);
         if (rc != BITT_RD_FN_REFUSED)
