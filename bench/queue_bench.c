@@ -2,7 +2,8 @@
  * bench/queue_bench.c: queue throughput of bitt, a job being one enqueue ->
  * dequeue -> ack cycle, on memory and on a SQLite file (WAL,
  * synchronous=NORMAL), one job at a time and in batches of 100 (one commit
- * of 100 enqueues, one dequeue of up to 100, then 100 acks), with 1 and 4
+ * of 100 enqueues, one dequeue of up to 100, then 100 acks; "batchmany":
+ * the same with the 100 acks in one bitt_queue_ack_many), with 1 and 4
  * workers: threads sharing one handle on memory, forked processes with a
  * store each on SQLite. Beside the single-worker SQLite cases, in the same
  * run, raw sqlite3 does the same work two ways:
@@ -17,7 +18,7 @@
  *   queue_bench [-c CASE] [-r ROUNDS] [SECONDS]
  *     SECONDS  time per cell (default 2)
  *     -c CASE  only cells whose name contains CASE (memory, sqlite, raw,
- *              single, batch, 1w, 4w)
+ *              single, batch, batchmany, 1w, 4w)
  *     -r R     split the single-worker SQLite cells into R alternating
  *              slices of bitt and raw (default 3), so drift hits both alike
  *
@@ -44,6 +45,7 @@
 static double g_seconds = 2.0;
 static int g_rounds = 3;
 static uint8_t g_payload[PAYLOAD_SIZE];
+static int g_ack_many; /* bitt acks a batch with one bitt_queue_ack_many */
 
 static double now_s(void)
 {
@@ -92,9 +94,20 @@ static uint64_t bitt_cycle(bitt_store *s, uint32_t batch)
     bitt_messages *list;
     check(bitt_queue_dequeue(s, TOPIC, &o, &list), "dequeue");
     size_t n = bitt_messages_count(list);
+    uint64_t ids[BATCH];
+    const char *tokens[BATCH];
     for (size_t i = 0; i < n; i++) {
         const bitt_message *m = bitt_messages_at(list, i);
-        check(bitt_queue_ack(s, TOPIC, bitt_message_id(m), bitt_message_token(m)), "ack");
+        ids[i] = bitt_message_id(m);
+        tokens[i] = bitt_message_token(m);
+        if (!g_ack_many)
+            check(bitt_queue_ack(s, TOPIC, ids[i], tokens[i]), "ack");
+    }
+    size_t acked = 0;
+    if (g_ack_many && n) {
+        check(bitt_queue_ack_many(s, TOPIC, ids, tokens, n, NULL, &acked), "ack_many");
+        if (acked != n)
+            die("ack_many", "a delivery was not acked");
     }
     bitt_messages_free(list);
     return n;
@@ -613,12 +626,13 @@ int main(int argc, char **argv)
     printf("SQLite: a file in %s, WAL, synchronous=NORMAL; 4w = 4 processes (SQLite) or 4 "
            "threads on one handle (memory)\n\n",
            dir);
-    printf("%-16s %12s %12s %12s %9s %9s\n", "cell", "bitt jobs/s", "raw jobs/s", "min jobs/s",
+    printf("%-20s %12s %12s %12s %9s %9s\n", "cell", "bitt jobs/s", "raw jobs/s", "min jobs/s",
            "bitt/raw", "bitt/min");
 
-    static const uint32_t batches[2] = {1, BATCH};
-    static const char *const batch_names[2] = {"single", "batch"};
-    for (int b = 0; b < 2; b++) {
+    static const uint32_t batches[3] = {1, BATCH, BATCH};
+    static const char *const batch_names[3] = {"single", "batch", "batchmany"};
+    for (int b = 0; b < 3; b++) {
+        g_ack_many = b == 2; /* raw still acks one row at a time */
         for (int workers = 1; workers <= WORKERS; workers += WORKERS - 1) {
             char cell[64];
             /* memory, in a child process: millions of messages allocated and
@@ -628,7 +642,7 @@ int main(int argc, char **argv)
             snprintf(cell, sizeof cell, "memory %s %dw", batch_names[b], workers);
             if (want(filter, cell)) {
                 tally t = run_memory_cell(batches[b], workers);
-                printf("%-16s %12.0f %12s %12s %9s %9s\n", cell, rate(&t), "-", "-", "-", "-");
+                printf("%-20s %12.0f %12s %12s %9s %9s\n", cell, rate(&t), "-", "-", "-", "-");
                 fflush(stdout);
             }
             /* sqlite, and raw beside the single-worker cells */
@@ -667,7 +681,7 @@ int main(int argc, char **argv)
                 snprintf(r1, sizeof r1, "%.3f", rate(&ts) / rate(&tr));
                 snprintf(r2, sizeof r2, "%.3f", rate(&ts) / rate(&tm));
             }
-            printf("%-16s %12.0f %12s %12s %9s %9s\n", cell, rate(&ts), c1, c2, r1, r2);
+            printf("%-20s %12.0f %12s %12s %9s %9s\n", cell, rate(&ts), c1, c2, r1, r2);
             fflush(stdout);
         }
     }

@@ -481,6 +481,53 @@ BITTW_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
 }
 %typemap(freearg) (const uint64_t *seqs, size_t count) "free(arr$argnum);";
 
+/* queue ack_many: a sequence of (id, token) pairs in; the list of per-item
+ * statuses out (the acked count is how many are 0). A token of None passes
+ * NULL, which the call refuses. */
+%typemap(in) (const uint64_t *ids, const char *const *tokens, size_t count, int *statuses,
+              size_t *acked_out)
+    (uint64_t *ids_ = NULL, const char **toks_ = NULL, PyObject **keeps_ = NULL,
+     int *sts_ = NULL, Py_ssize_t n_ = 0, size_t acked_ = 0) {
+  PyObject *seq_ = PySequence_Fast($input, "deliveries must be a sequence of (id, token) pairs");
+  if (!seq_) SWIG_fail;
+  Py_ssize_t len_ = PySequence_Fast_GET_SIZE(seq_);
+  ids_ = calloc((size_t)len_ + 1, sizeof *ids_);
+  toks_ = calloc((size_t)len_ + 1, sizeof *toks_);
+  keeps_ = calloc((size_t)len_ + 1, sizeof *keeps_);
+  sts_ = calloc((size_t)len_ + 1, sizeof *sts_);
+  if (!ids_ || !toks_ || !keeps_ || !sts_) { Py_DECREF(seq_); PyErr_NoMemory(); SWIG_fail; }
+  for (Py_ssize_t i_ = 0; i_ < len_; i_++) {
+    PyObject *it_ = PySequence_Fast_GET_ITEM(seq_, i_);
+    if (!PyTuple_Check(it_) || PyTuple_GET_SIZE(it_) != 2 || !PyLong_Check(PyTuple_GET_ITEM(it_, 0))) {
+      Py_DECREF(seq_);
+      PyErr_SetString(PyExc_TypeError, "each delivery must be an (id: int, token) pair");
+      SWIG_fail;
+    }
+    ids_[i_] = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(it_, 0));
+    if (PyErr_Occurred() ||
+        bittw_get_cstr(PyTuple_GET_ITEM(it_, 1), &toks_[i_], &keeps_[i_], 1, "token") != 0) {
+      Py_DECREF(seq_);
+      SWIG_fail;
+    }
+    n_ = i_ + 1;
+  }
+  Py_DECREF(seq_);
+  $1 = ids_; $2 = ($2_ltype)toks_; $3 = (size_t)len_; $4 = sts_; $5 = &acked_;
+}
+%typemap(argout) (const uint64_t *ids, const char *const *tokens, size_t count, int *statuses,
+                  size_t *acked_out) {
+  PyObject *l_ = PyList_New((Py_ssize_t)$3);
+  if (!l_) SWIG_fail;
+  for (size_t i_ = 0; i_ < $3; i_++)
+    PyList_SET_ITEM(l_, (Py_ssize_t)i_, PyLong_FromLong($4[i_]));
+  %append_output(l_);
+}
+%typemap(freearg) (const uint64_t *ids, const char *const *tokens, size_t count, int *statuses,
+                   size_t *acked_out) {
+  for (Py_ssize_t i_ = 0; keeps_$argnum && i_ < n_$argnum; i_++) Py_XDECREF(keeps_$argnum[i_]);
+  free(ids_$argnum); free(toks_$argnum); free(keeps_$argnum); free(sts_$argnum);
+}
+
 /* Integer arguments: a clear TypeError for anything but an int. */
 %typemap(in) int64_t {
   if (!PyLong_Check($input)) {
@@ -538,7 +585,8 @@ BITTW_STORE_CALL(bitt_kv_get) BITTW_STORE_CALL(bitt_kv_set) BITTW_STORE_CALL(bit
 BITTW_STORE_CALL(bitt_kv_add) BITTW_STORE_CALL(bitt_kv_take) BITTW_STORE_CALL(bitt_kv_increment)
 BITTW_STORE_CALL(bitt_kv_purge_expired)
 BITTW_STORE_CALL(bittw_txn_begin) BITTW_STORE_CALL(bitt_txn_commit)
-BITTW_STORE_CALL(bitt_queue_ack) BITTW_STORE_CALL(bitt_queue_nack)
+BITTW_STORE_CALL(bitt_queue_ack) BITTW_STORE_CALL(bitt_queue_ack_many)
+BITTW_STORE_CALL(bitt_queue_nack)
 BITTW_STORE_CALL(bitt_queue_extend) BITTW_STORE_CALL(bitt_queue_dead_list)
 BITTW_STORE_CALL(bitt_queue_dead_retry) BITTW_STORE_CALL(bitt_queue_dead_delete)
 BITTW_STORE_CALL(bitt_lease_acquire) BITTW_STORE_CALL(bitt_lease_renew)
@@ -994,6 +1042,15 @@ BITTW_JS_OUT(bitt_messages, bitt_messages_free, bittw_js_messages)
   $1 = &tmp;
 }
 %typemap(argout) bitt_queue_stats *stats_out "$result = SWIG_NAPI_AppendOutput(env, $result, bittw_js_stats(env, $1));";
+/* queue ack_many: [[id, token], ...] in; the per-item statuses out. */
+%typemap(in, noblock=1) (const uint64_t *ids, const char *const *tokens, size_t count, int *statuses,
+                         size_t *acked_out) (bittw_deliveries d, std::vector<int> st) {
+  if (!bittw_js_get_deliveries(env, $input, &d)) SWIG_fail;
+  st.resize(d.ids.size() + 1);
+  $1 = d.ids.data(); $2 = ($2_ltype)d.tokens.data(); $3 = d.ids.size(); $4 = st.data(); $5 = NULL;
+}
+%typemap(argout) (const uint64_t *ids, const char *const *tokens, size_t count, int *statuses,
+                  size_t *acked_out) "$result = SWIG_NAPI_AppendOutput(env, $result, bittw_js_ints(env, $4, $3));";
 %typemap(in, numinputs=0) (bitt_schedule ***list_out, size_t *count_out)
     (bitt_schedule **tmp = NULL, size_t n = 0) "$1 = &tmp; $2 = &n;";
 %typemap(argout) (bitt_schedule ***list_out, size_t *count_out) {

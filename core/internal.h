@@ -494,9 +494,19 @@ typedef struct bitt_backend_ops {
      * from several threads at once. NULL: waits poll every 50 ms and wake at
      * once on work done in this process. */
     int (*wait_remote)(bitt_backend *be, int64_t max_ms);
+
+    /* ---- version 3 ----------------------------------------------------
+     * Acks count deliveries of topic in one transaction (after the sweep,
+     * like every queue call), each exactly as queue_ack would, in order: a
+     * repeated id finds its message gone. statuses comes filled with
+     * BITT_ETOKEN; the backend sets BITT_OK for each one it deleted. A
+     * failure (BITT_EBACKEND, ...) leaves every message as it was. */
+    int (*queue_ack_many)(bitt_backend *be, const bitt_time *t, const char *topic,
+                          const uint64_t *ids, const char *const *tokens, size_t count,
+                          int *statuses);
 } bitt_backend_ops;
 
-#define BITT_BACKEND_OPS_VERSION 2
+#define BITT_BACKEND_OPS_VERSION 3
 
 extern const bitt_backend_ops bitt__memory_backend;
 extern const bitt_backend_ops bitt__sqlite_backend;

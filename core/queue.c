@@ -187,6 +187,66 @@ int bitt_queue_ack(bitt_store *store, const char *topic, uint64_t id, const char
     return rc;
 }
 
+/* The whole call's arguments: anything wrong here fails it before a write. */
+static int check_ack_many(const bitt_store *store, const char *topic, const uint64_t *ids,
+                          const char *const *tokens, size_t count)
+{
+    int rc = check_topic(store, topic);
+    if (rc)
+        return rc;
+    if (count > BITT_ACK_MANY_MAX)
+        return bitt__fail(BITT_ETOOLARGE, "ack_many of %zu deliveries is over the maximum of %d",
+                          count, BITT_ACK_MANY_MAX);
+    if (count && (!ids || !tokens))
+        return bitt__fail(BITT_EINVAL, "ack_many: ids or tokens is NULL with count %zu", count);
+    for (size_t i = 0; i < count; i++) {
+        /* A short token only fails its own item (it matches no delivery);
+         * a NULL or overlong one is a caller's bug. */
+        if (!tokens[i] || strnlen(tokens[i], BITT_TOKEN_LEN + 1) > BITT_TOKEN_LEN)
+            return bitt__fail(BITT_EINVAL, "ack_many: token %zu is %s", i,
+                              tokens[i] ? "longer than an ack token" : "NULL");
+    }
+    if (!store->ops->queue_ack_many)
+        return bitt__unsupported(store, "queues");
+    return BITT_OK;
+}
+
+int bitt_queue_ack_many(bitt_store *store, const char *topic, const uint64_t *ids,
+                        const char *const *tokens, size_t count, int *statuses, size_t *acked_out)
+{
+    bitt__error_reset();
+    if (acked_out)
+        *acked_out = 0;
+    int rc = check_ack_many(store, topic, ids, tokens, count);
+    if (rc || !count)
+        return rc;
+    int *st = statuses ? statuses : bitt__malloc(count * sizeof *st);
+    if (!st)
+        return bitt__fail(BITT_ENOMEM, "ack_many: out of memory for %zu statuses", count);
+    for (size_t i = 0; i < count; i++)
+        st[i] = BITT_ETOKEN;
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    rc = store->ops->queue_ack_many(store->be, &t, topic, ids, tokens, count, st);
+    bitt__store_leave(store);
+    size_t acked = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (rc) /* nothing was acked */
+            st[i] = rc;
+        else
+            acked += st[i] == BITT_OK;
+    }
+    if (st != statuses)
+        free(st);
+    if (rc)
+        return rc;
+    /* Stale items are answers in statuses, not an error of the call. */
+    bitt__error_reset();
+    if (acked_out)
+        *acked_out = acked;
+    return BITT_OK;
+}
+
 int bitt_queue_nack(bitt_store *store, const char *topic, uint64_t id, const char *token,
                     const char *error, int64_t delay_ms)
 {

@@ -51,15 +51,15 @@ extern "C" {
 #endif
 
 #define BITT_VERSION_MAJOR 0
-#define BITT_VERSION_MINOR 2
+#define BITT_VERSION_MINOR 3
 #define BITT_VERSION_PATCH 0
-#define BITT_VERSION_STRING "0.2.0"
+#define BITT_VERSION_STRING "0.3.0"
 /* MAJOR * 1000000 + MINOR * 1000 + PATCH: compare the header you built with
  * against bitt_version_number() of the library you loaded. */
 #define BITT_VERSION_NUMBER                                                                        \
     (BITT_VERSION_MAJOR * 1000000 + BITT_VERSION_MINOR * 1000 + BITT_VERSION_PATCH)
 
-/* The loaded library's version, a static string such as "0.2.0". */
+/* The loaded library's version, a static string such as "0.3.0". */
 BITT_API const char *bitt_version(void);
 /* The loaded library's BITT_VERSION_NUMBER. */
 BITT_API int bitt_version_number(void);
@@ -458,6 +458,20 @@ BITT_API int bitt_queue_dequeue(bitt_store *store, const char *topic,
                                 const bitt_dequeue_options *opts, bitt_messages **out);
 /* Finishes a delivery: the message is deleted. */
 BITT_API int bitt_queue_ack(bitt_store *store, const char *topic, uint64_t id, const char *token);
+/* Finishes many deliveries of topic in one transaction (one round trip on
+ * the servers), in order: each (ids[i], tokens[i]) is acked exactly as
+ * bitt_queue_ack would when its lease is live and the token matches
+ * (statuses[i] = BITT_OK); otherwise statuses[i] = BITT_ETOKEN and that
+ * message is left alone (so is a second item with the same id). statuses
+ * (count ints) and acked_out may be NULL. BITT_OK when the call ran, even if
+ * some items were stale. A bad topic, NULL arrays with count > 0, a NULL
+ * token or one longer than a token (32 bytes), or count over
+ * BITT_ACK_MANY_MAX fails the whole call before anything is written. count 0
+ * does nothing. */
+#define BITT_ACK_MANY_MAX BITT_DEQUEUE_MAX
+BITT_API int bitt_queue_ack_many(bitt_store *store, const char *topic, const uint64_t *ids,
+                                 const char *const *tokens, size_t count, int *statuses,
+                                 size_t *acked_out);
 /* Gives a delivery back after a failure, recording error (may be NULL).
  * delay_ms < 0 uses the backoff; >= 0 retries after that many ms. On the
  * last attempt the message is dead-lettered instead. */

@@ -251,18 +251,23 @@ func BenchmarkQueuePostgresEnqueue(b *testing.B) {
 }
 
 // Work: b.N jobs waiting, then workers until every one is done (acked /
-// completed). Four jobs in flight at most: four bitt workers taking one job
-// per dequeue, River with MaxWorkers 4.
+// completed). Four jobs in flight at most: bitt's River-shaped client (one
+// fetcher claiming up to the free slots, four handlers, a completer acking
+// finished jobs together with AckMany: bitt_client_test.go), River with
+// MaxWorkers 4. BittAckEach: the plain loop of four workers, a job per
+// dequeue and an Ack (a transaction) per job, as before AckMany.
 func BenchmarkQueuePostgresWork(b *testing.B) {
 	compare(b,
-		side{"Bitt", func(b *testing.B) { bittQueue(b).work(b, queueWorkers, 1) }},
+		side{"Bitt", func(b *testing.B) { bittQueue(b).workPipelined(b, queueWorkers) }},
+		side{"BittAckEach", func(b *testing.B) { bittQueue(b).work(b, queueWorkers, 1, true) }},
 		side{"River", func(b *testing.B) { riverQueue(b).work(b, queueWorkers) }})
 }
 
 // WorkBatch: the same with 128 jobs in flight: four bitt workers taking up to
-// 32 jobs per dequeue, River with MaxWorkers 128.
+// 32 jobs per dequeue and acking each batch with one AckMany, River with
+// MaxWorkers 128.
 func BenchmarkQueuePostgresWorkBatch(b *testing.B) {
 	compare(b,
-		side{"Bitt", func(b *testing.B) { bittQueue(b).work(b, queueWorkers, 32) }},
+		side{"Bitt", func(b *testing.B) { bittQueue(b).work(b, queueWorkers, 32, false) }},
 		side{"River", func(b *testing.B) { riverQueue(b).work(b, queueWorkers*32) }})
 }

@@ -5,6 +5,7 @@ package bench
 // preloaded with the same keys as the peers.
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -127,22 +128,44 @@ func fillBittQueue(b *testing.B, s *Store, topic string, n int) {
 	}
 }
 
-// drain dequeues up to limit jobs at a time and acks each until the topic
-// is empty.
-func drain(s *Store, topic string, limit int, acked *atomic.Int64) error {
+// drain dequeues up to limit jobs at a time and acks each batch with one
+// AckMany (one transaction), or with ackEach each job with its own Ack,
+// until the topic is empty.
+func drain(s *Store, topic string, limit int, ackEach bool, acked *atomic.Int64) error {
 	opts := bitt.DequeueOptions{Limit: limit, Lease: time.Minute}
 	for {
 		msgs, err := s.Queue.Dequeue(bg, topic, opts)
 		if err != nil || len(msgs) == 0 {
 			return err
 		}
-		for _, m := range msgs {
-			if err = s.Queue.Ack(bg, m); err != nil {
-				return err
+		if !ackEach {
+			err = ackAll(s, topic, msgs, acked)
+		}
+		for i := 0; ackEach && err == nil && i < len(msgs); i++ {
+			if err = s.Queue.Ack(bg, msgs[i]); err == nil {
+				acked.Add(1)
 			}
-			acked.Add(1)
+		}
+		if err != nil {
+			return err
 		}
 	}
+}
+
+// ackAll acks msgs in one AckMany; a delivery it could not ack is an error
+// (every lease here is live).
+func ackAll(s *Store, topic string, msgs []*bitt.Message, acked *atomic.Int64) error {
+	ok, err := s.Queue.AckMany(bg, topic, msgs)
+	if err != nil {
+		return err
+	}
+	for i, done := range ok {
+		if !done {
+			return fmt.Errorf("bitt: message %d was not acked", msgs[i].ID)
+		}
+	}
+	acked.Add(int64(len(msgs)))
+	return nil
 }
 
 // ---- the queue ----------------------------------------------------------------------
@@ -177,7 +200,7 @@ func (q *bittQueueRef) enqueue(b *testing.B) {
 	})
 }
 
-func (q *bittQueueRef) work(b *testing.B, workers, limit int) {
+func (q *bittQueueRef) work(b *testing.B, workers, limit int, ackEach bool) {
 	b.StopTimer()
 	fillBittQueue(b, q.s, "bench", b.N)
 	stores := make([]*Store, workers)
@@ -192,7 +215,7 @@ func (q *bittQueueRef) work(b *testing.B, workers, limit int) {
 			wg.Add(1)
 			go func(s *Store) {
 				defer wg.Done()
-				if err := drain(s, "bench", limit, &acked); err != nil {
+				if err := drain(s, "bench", limit, ackEach, &acked); err != nil {
 					failed.Store(err)
 				}
 			}(s)

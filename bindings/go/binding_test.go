@@ -132,6 +132,33 @@ func TestContextEndsDuringDequeueWait(t *testing.T) {
 	}
 }
 
+func TestAckMany(t *testing.T) {
+	s := openT(t, "memory:")
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		s.Queue.Enqueue(ctx, "q", []byte("x"))
+	}
+	msgs, err := s.Queue.Dequeue(ctx, "q", DequeueOptions{Limit: 3})
+	if err != nil || len(msgs) != 3 {
+		t.Fatalf("dequeue: %v, %v", msgs, err)
+	}
+	stale := &Message{ID: msgs[2].ID, Token: "stale"}
+	acked, err := s.Queue.AckMany(ctx, "q", []*Message{msgs[0], {ID: msgs[1].ID, Token: msgs[1].Token}, stale})
+	if err != nil || fmt.Sprint(acked) != "[true true false]" {
+		t.Fatalf("ack_many: %v, %v", acked, err)
+	}
+	if acked, err = s.Queue.AckMany(ctx, "q", nil); err != nil || len(acked) != 0 {
+		t.Fatalf("ack_many of none: %v, %v", acked, err)
+	}
+	bad := []*Message{msgs[2], {ID: 1, Token: "a\x00b"}}
+	if _, err = s.Queue.AckMany(ctx, "q", bad); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a token with a NUL: %v", err)
+	}
+	if acked, err = s.Queue.AckMany(ctx, "q", msgs[2:]); err != nil || !acked[0] {
+		t.Fatalf("the refused call acked something: %v, %v", acked, err)
+	}
+}
+
 func TestDequeueWaitGetsALaterMessage(t *testing.T) {
 	s := openT(t, "memory:")
 	ctx := context.Background()
@@ -412,6 +439,7 @@ func TestEveryCallAfterClose(t *testing.T) {
 		"Enqueue":     func() error { _, err := s.Queue.Enqueue(ctx, "t", k); return err },
 		"Dequeue":     func() error { _, err := s.Queue.Dequeue(ctx, "t", DequeueOptions{}); return err },
 		"Ack":         func() error { return s.Queue.Ack(ctx, m) },
+		"AckMany":     func() error { _, err := s.Queue.AckMany(ctx, "t", []*Message{m}); return err },
 		"Nack":        func() error { return s.Queue.Nack(ctx, m, "e") },
 		"Extend":      func() error { return s.Queue.Extend(ctx, m, time.Second) },
 		"DeadList":    func() error { _, err := s.Queue.DeadList(ctx, "t", 0, 0); return err },

@@ -28,7 +28,7 @@ const (
 	KindCounter Kind = 2
 )
 
-// Version is the version of the loaded C library ("0.2.0").
+// Version is the version of the loaded C library ("0.3.0").
 func Version() string { return raw.Bitt_version() }
 
 // handle owns the C box; its cleanup frees the box once neither the Store

@@ -347,6 +347,47 @@ BITTW_GO_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
   $2 = (size_t)$input.len;
 }
 
+/* queue ack_many: one []byte of (uint64 id, NUL-terminated token) records,
+ * so that no Go pointer is passed inside Go memory; the statuses come back
+ * in an []int32 of one per delivery (nil for none). */
+%typemap(gotype) (const uint64_t *ids, const char *const *tokens, size_t count) "[]byte"
+%typemap(in) (const uint64_t *ids, const char *const *tokens, size_t count)
+    (uint64_t *ids_ = NULL, const char **toks_ = NULL) {
+  {
+    const char *p_ = (const char *)$input.array, *end_ = p_ + $input.len;
+    size_t n_ = 0;
+    for (const char *q_ = p_; q_ && end_ - q_ > 8; n_++) {
+      const char *z_ = memchr(q_ + 8, 0, (size_t)(end_ - q_ - 8));
+      if (!z_)
+        break;
+      q_ = z_ + 1;
+    }
+    ids_ = calloc(n_ + 1, sizeof *ids_);
+    toks_ = calloc(n_ + 1, sizeof *toks_);
+    if (!ids_ || !toks_) {
+      bittw_go_refuse("out of memory");
+      n_ = 0;
+    }
+    for (size_t i_ = 0; i_ < n_; i_++) {
+      memcpy(&ids_[i_], p_, 8);
+      toks_[i_] = p_ + 8;
+      p_ += 8 + strlen(p_ + 8) + 1;
+    }
+    $1 = ids_;
+    $2 = ($2_ltype)toks_;
+    $3 = n_;
+  }
+}
+%typemap(freearg) (const uint64_t *ids, const char *const *tokens, size_t count) {
+  free(ids_$argnum);
+  free(toks_$argnum);
+}
+%typemap(gotype) (int *statuses, size_t *acked_out) "[]int32"
+%typemap(in) (int *statuses, size_t *acked_out) {
+  $1 = (int *)$input.array;
+  $2 = NULL;
+}
+
 /* get-many keys: one []byte of (uint64 length, bytes) pairs, so that no Go
  * pointer is passed inside Go memory. */
 %typemap(gotype) (const void *const *keys, const size_t *key_lens, size_t count) "[]byte"

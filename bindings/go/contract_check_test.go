@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"sort"
+	"strings"
 )
 
 // ---- expectations -----------------------------------------------------------
@@ -241,6 +242,26 @@ func (r *run) checkExpect(op string, exp obj, st int, result res, what string) {
 		}
 		if v, ok := exp["counter"]; ok {
 			eq("counter", result["counter"], num(v))
+		}
+		return
+	case "queue.ack_many":
+		checkMembers(exp, []string{"status", "statuses", "count"}, op)
+		if st != 0 {
+			return
+		}
+		if v, ok := exp["statuses"]; ok {
+			got := []string{}
+			for _, x := range result["statuses"].([]int32) {
+				got = append(got, statusName(int(x)))
+			}
+			want := []string{}
+			for _, x := range v.(arr) {
+				want = append(want, x.(string))
+			}
+			eq("statuses", strings.Join(got, ","), strings.Join(want, ","))
+		}
+		if v, ok := exp["count"]; ok {
+			eq("count", result["count"], num(v))
 		}
 		return
 	case "queue.dequeue", "queue.dead_list", "outbox.pending", "outbox.parked":

@@ -38,6 +38,37 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 			return r.call(raw.Bitt_queue_nack(r.box, topic, id, tok, optText(s["error"]), i64(g("delay", numberOf("-1"))))), res{}
 		}
 		return r.call(raw.Bitt_queue_extend(r.box, topic, id, tok, i64(s["lease"]))), res{}
+	case "queue.ack_many":
+		items, ok := s["items"].(arr)
+		if !ok {
+			brokenf("queue.ack_many needs items (an array)")
+		}
+		var ids []uint64
+		var tokens []string
+		for _, x := range expandCopies(items) {
+			it, ok := x.(obj)
+			if !ok {
+				brokenf("an ack_many item is an object")
+			}
+			checkMembers(it, []string{"id", "token"}, "an ack_many item")
+			ids, tokens = append(ids, r.idnum(it["id"])), append(tokens, r.token(it["token"]))
+		}
+		packed, err := packDeliveries(ids, tokens)
+		if err != nil {
+			brokenf("%v", err)
+		}
+		statuses := make([]int32, len(ids))
+		st := r.call(raw.Bitt_queue_ack_many(r.box, name(s["topic"]), packed, statuses))
+		if st != 0 {
+			return st, res{}
+		}
+		acked := uint64(0)
+		for _, x := range statuses {
+			if x == 0 {
+				acked++
+			}
+		}
+		return st, res{"statuses": statuses, "count": bu(acked)}
 	case "queue.dead_list":
 		topic, after, limit := name(s["topic"]), r.idnum(g("after", zero)), int(i64(g("limit", zero)))
 		st, rd := r.record(1024, func(sc []byte) int {

@@ -2,7 +2,10 @@ package bitt
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/bitt-dev/bitt/bindings/go/internal/raw"
@@ -113,6 +116,55 @@ func (q *Queue) Ack(ctx context.Context, m *Message) error {
 		return err
 	}
 	return q.s.done(raw.Bitt_queue_ack(q.s.box(), m.Topic, m.ID, m.Token))
+}
+
+// AckMany finishes many deliveries of topic in one transaction (one round
+// trip on the servers), at most 1000 at once: acked[i] is true when msgs[i]
+// was acked, false when its token was stale (that message is left alone,
+// and so is a second delivery with the same id). A message only needs ID
+// and Token (&Message{ID: id, Token: token} will do). A bad argument fails
+// the whole call and acks nothing.
+func (q *Queue) AckMany(ctx context.Context, topic string, msgs []*Message) ([]bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	ids := make([]uint64, len(msgs))
+	tokens := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i], tokens[i] = m.ID, m.Token
+	}
+	packed, err := packDeliveries(ids, tokens)
+	if err != nil {
+		return nil, err
+	}
+	statuses := make([]int32, len(msgs))
+	if len(msgs) == 0 {
+		statuses = nil // count 0: no statuses to write
+	}
+	if _, err := q.s.status(raw.Bitt_queue_ack_many(q.s.box(), topic, packed, statuses)); err != nil {
+		return nil, err
+	}
+	acked := make([]bool, len(msgs))
+	for i, st := range statuses {
+		acked[i] = st == 0
+	}
+	return acked, nil
+}
+
+// packDeliveries makes the one []byte bitt_queue_ack_many's wrapper takes
+// (bitt_go.i): per delivery its id (8 bytes, native order), its token and
+// a NUL, so that no Go pointer travels inside Go memory. A token holding a
+// NUL byte cannot be packed: ErrInvalid.
+func packDeliveries(ids []uint64, tokens []string) ([]byte, error) {
+	packed := make([]byte, 0, len(ids)*(8+33))
+	for i, id := range ids {
+		if strings.IndexByte(tokens[i], 0) >= 0 {
+			return nil, &Error{Code: ErrInvalid.Code, Message: fmt.Sprintf("ack_many: token %d holds a NUL byte", i)}
+		}
+		packed = binary.NativeEndian.AppendUint64(packed, id)
+		packed = append(append(packed, tokens[i]...), 0)
+	}
+	return packed, nil
 }
 
 // Nack gives a delivery back after a failure, recording errText ("" for

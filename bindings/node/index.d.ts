@@ -106,6 +106,9 @@ interface QueueOf<Sync extends boolean> {
   enqueue(topic: Name, payload: Value, options?: EnqueueOptions): R<Sync, bigint>;
   dequeue(topic: Name, options?: DequeueOptions): R<Sync, Message[]>;
   ack(msg: Message): R<Sync, void>;
+  /** Acks many deliveries of topic in one transaction: true per acked one,
+   * false where the token was stale (at most 1000 at once). */
+  ackMany(topic: Name, deliveries: Array<Message | [Int, string]>): R<Sync, boolean[]>;
   nack(msg: Message, error?: string | null, options?: { delay?: Int }): R<Sync, void>;
   extend(msg: Message, lease: Int): R<Sync, void>;
   deadList(topic: Name, options?: { after?: Int; limit?: number }): R<Sync, Message[]>;

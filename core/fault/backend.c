@@ -137,6 +137,10 @@ WRAP(schedule_get, (bitt_backend * be, T *t, const char *k, bitt_schedule **o), 
 WRAP(schedule_list, (bitt_backend * be, T *t, bitt_schedule_array *o), t, o)
 WRAP(schedule_delete, (bitt_backend * be, T *t, const char *k), t, k)
 WRAP(wait_remote, (bitt_backend * be, int64_t ms), ms)
+WRAP(queue_ack_many,
+     (bitt_backend * be, T *t, const char *topic, const uint64_t *ids, const char *const *tok,
+      size_t c, int *st),
+     t, topic, ids, tok, c, st)
 
 /* An entry the real backend lacks stays NULL: the engine's fallback runs. */
 #define KEEP(name) w->wrapped.name = real->name ? w_##name : NULL
@@ -187,6 +191,7 @@ int bitt__fault_wrap_backend(const bitt_backend_ops **ops, bitt_backend **be)
     KEEP(schedule_list);
     KEEP(schedule_delete);
     KEEP(wait_remote);
+    KEEP(queue_ack_many);
     *ops = &w->wrapped;
     *be = w;
     return BITT_OK;

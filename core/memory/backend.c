@@ -113,4 +113,6 @@ const bitt_backend_ops bitt__memory_backend = {
     .schedule_get = bitt__mem_schedule_get,
     .schedule_list = bitt__mem_schedule_list,
     .schedule_delete = bitt__mem_schedule_delete,
+
+    .queue_ack_many = bitt__mem_queue_ack_many,
 };

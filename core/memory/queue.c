@@ -96,6 +96,18 @@ int bitt__mem_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic,
     return BITT_OK;
 }
 
+/* In order, under the store's mutex: nothing can fail but a stale item,
+ * and a repeated id finds its message already gone. */
+int bitt__mem_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,
+                             const uint64_t *ids, const char *const *tokens, size_t count,
+                             int *statuses)
+{
+    for (size_t i = 0; i < count; i++)
+        if (bitt__mem_queue_ack(be, t, topic, ids[i], tokens[i]) == BITT_OK)
+            statuses[i] = BITT_OK;
+    return BITT_OK;
+}
+
 int bitt__mem_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                          const char *token, const char *error, int64_t delay_ms,
                          const bitt_backoff *backoff)

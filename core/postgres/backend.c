@@ -86,4 +86,6 @@ const bitt_backend_ops bitt__postgres_backend = {
     .schedule_list = bitt__pg_schedule_list,
     .schedule_delete = bitt__pg_schedule_delete,
     .wait_remote = bitt__pg_wait_remote,
+
+    .queue_ack_many = bitt__pg_queue_ack_many,
 };

@@ -112,6 +112,7 @@ typedef enum bitt_pg_id {
     PG_Q_SWEEP,
     PG_Q_CLAIM,
     PG_Q_ACK,
+    PG_Q_ACK_MANY,
     PG_Q_WHY,
     PG_Q_HELD,
     PG_Q_RETRY,
@@ -333,6 +334,9 @@ void bitt__pg_sweep_params(bitt_pg_params *p, const char *topic, const bitt_time
 
 int bitt__pg_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
                          int64_t lease_ms, bitt_messages *out);
+int bitt__pg_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,
+                            const uint64_t *ids, const char *const *tokens, size_t count,
+                            int *statuses);
 int bitt__pg_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                        const char *token);
 int bitt__pg_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,

@@ -12,6 +12,7 @@
  * the same message. Tokens are 32 hex digits from gen_random_uuid().
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "postgres/pg_internal.h"
@@ -178,6 +179,74 @@ int bitt__pg_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, 
     status = sweep_and(be, t, topic, PG_Q_ACK, sql_ack, &p, 0, &changed, NULL, "ack");
     if (!status && !changed)
         status = stale(be, t, topic, id, token);
+    return status;
+}
+
+/* Every live delivery of the batch in one statement: the rows deleted come
+ * back as (id, token) and are matched to the items in order, so a repeated
+ * item finds its row already taken. */
+static const char sql_ack_many[] =
+    "DELETE FROM @queue q USING unnest($1::int8[], $2::text[]) AS a(id, token) "
+    "WHERE q.id = a.id AND q.topic = $3::text AND q.state = 1 AND q.token = a.token "
+    "AND q.due_at > " PG_NOW_4 " RETURNING q.id, q.token";
+
+/* Binds ids as int8[] and tokens as text[]. An id over INT64_MAX or a token
+ * that is not plain ASCII (a stored one is hex) is bound as one that
+ * matches no row, so it fails its own item, not the statement. */
+static int bind_deliveries(bitt_buf *ids_arr, bitt_buf *tok_arr, const uint64_t *ids,
+                           const char *const *tokens, size_t count)
+{
+    int64_t *v = bitt__malloc(count * sizeof *v);
+    const char **tok = bitt__malloc(count * sizeof *tok);
+    int status = v && tok ? BITT_OK : bitt__fail(BITT_ENOMEM, "postgres: out of memory");
+    for (size_t i = 0; !status && i < count; i++) {
+        v[i] = ids[i] > INT64_MAX ? -1 : (int64_t)ids[i];
+        tok[i] = tokens[i];
+        for (const unsigned char *c = (const unsigned char *)tokens[i]; *c; c++)
+            if (*c >= 0x80)
+                tok[i] = "";
+    }
+    if (!status)
+        status = bitt__pg_array_int8(ids_arr, v, count);
+    if (!status)
+        status = bitt__pg_array_text(tok_arr, tok, count);
+    free(v);
+    free(tok);
+    return status;
+}
+
+int bitt__pg_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,
+                            const uint64_t *ids, const char *const *tokens, size_t count,
+                            int *statuses)
+{
+    int status = bitt__pg_schema(be);
+    if (status)
+        return status;
+    bitt_buf ids_arr = BITT_BUF_INIT, tok_arr = BITT_BUF_INIT;
+    status = bind_deliveries(&ids_arr, &tok_arr, ids, tokens, count);
+    PGresult *res = NULL;
+    if (!status) {
+        bitt_pg_params p = {0};
+        bitt__pg_p_bytes(&p, ids_arr.ptr, ids_arr.len);
+        bitt__pg_p_bytes(&p, tok_arr.ptr, tok_arr.len);
+        bitt__pg_p_text(&p, topic);
+        bitt__pg_p_now(&p, t);
+        status =
+            sweep_and(be, t, topic, PG_Q_ACK_MANY, sql_ack_many, &p, 0, NULL, &res, "ack_many");
+    }
+    bitt_buf_dispose(&ids_arr);
+    bitt_buf_dispose(&tok_arr);
+    for (int r = 0; !status && r < PQntuples(res); r++) {
+        uint64_t id = (uint64_t)bitt__pg_i64(res, r, 0);
+        const char *token = bitt__pg_text(res, r, 1);
+        for (size_t i = 0; i < count; i++) {
+            if (ids[i] == id && statuses[i] != BITT_OK && token && !strcmp(tokens[i], token)) {
+                statuses[i] = BITT_OK;
+                break;
+            }
+        }
+    }
+    PQclear(res);
     return status;
 }
 

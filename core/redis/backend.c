@@ -185,4 +185,6 @@ const bitt_backend_ops bitt__redis_backend = {
     .schedule_list = bitt__rd_schedule_list,
     .schedule_delete = bitt__rd_schedule_delete,
     .wait_remote = bitt__rd_wait_remote,
+
+    .queue_ack_many = bitt__rd_queue_ack_many,
 };

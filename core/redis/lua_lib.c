@@ -238,6 +238,15 @@ const char bitt__rd_lua_queue[] =
     "    return 'its lease ended'\n"
     "  end\n"
     "  return nil, h, last\n"
+    "end\n"
+    "\n"
+    "-- acks (deletes) the delivery (id, token) of topic; why not, or nil\n"
+    "local function ack(topic, id, token, now)\n"
+    "  local why, h, last = delivery(topic, id, token, now)\n"
+    "  if why then return why end\n"
+    "  unlink(topic, qm(h[4], id), 'r', last)\n"
+    "  release_key(topic, id, h[7])\n"
+    "  redis.call('DEL', mkey(id))\n"
     "end\n";
 
 const char bitt__rd_lua_big[] =

@@ -81,6 +81,32 @@ int bitt__rd_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, 
     return delivery(be, RS_Q_ACK, &a, topic, id);
 }
 
+int bitt__rd_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,
+                            const uint64_t *ids, const char *const *tokens, size_t count,
+                            int *statuses)
+{
+    bitt_rd_args a;
+    topic_args(be, &a, t, topic);
+    for (size_t i = 0; i < count; i++) {
+        bitt__rd_arg_u64(&a, ids[i]);
+        bitt__rd_arg_str(&a, tokens[i]);
+    }
+    redisReply *r = NULL;
+    int rc = bitt__rd_run(be, RS_Q_ACK_MANY, &a, count, &r);
+    if (rc)
+        return rc;
+    const char *what = bitt__rd_scripts[RS_Q_ACK_MANY].name;
+    rc = bitt__rd_elem_count(r, 1, count, what);
+    for (size_t i = 0; !rc && i < count; i++) {
+        int64_t done = 0;
+        rc = bitt__rd_i64(r, i + 1, &done, what);
+        if (!rc && done)
+            statuses[i] = BITT_OK;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
 int bitt__rd_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                         const char *token, const char *error, int64_t delay_ms,
                         const bitt_backoff *backoff)

@@ -56,13 +56,19 @@ const char bitt__rd_lua_q_claim[] =
 const char bitt__rd_lua_q_ack[] =
     "-- ARGV: now, topic, id, token; out: 0, or the code of a stale token and why\n"
     "-- (no sweep: a lease that ran out is refused here whoever deals with it)\n"
-    "local topic, id = ARGV[2], ARGV[3]\n"
-    "local why, h, last = delivery(topic, id, ARGV[4], NOW)\n"
+    "local why = ack(ARGV[2], ARGV[3], ARGV[4], NOW)\n"
     "if why then return {-14, why} end\n"
-    "unlink(topic, qm(h[4], id), 'r', last)\n"
-    "release_key(topic, id, h[7])\n"
-    "redis.call('DEL', mkey(id))\n"
     "return {0}\n";
+
+const char bitt__rd_lua_q_ack_many[] =
+    "-- ARGV: now, topic, then id, token pairs; out: 0, then per pair in order 1\n"
+    "-- (acked) or 0 (stale: a repeated id finds its message gone). No sweep, as\n"
+    "-- in ack: a lease that ran out is refused here whoever deals with it.\n"
+    "local out = {0}\n"
+    "for i = 3, #ARGV - 1, 2 do\n"
+    "  out[#out + 1] = ack(ARGV[2], ARGV[i], ARGV[i + 1], NOW) and 0 or 1\n"
+    "end\n"
+    "return out\n";
 
 const char bitt__rd_lua_q_nack[] =
     "-- ARGV: now, topic, id, token, has_error, error, delay (-1 = backoff),\n"

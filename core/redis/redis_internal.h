@@ -89,6 +89,7 @@ typedef enum bitt_rd_script_id {
     RS_S_CLAIM,
     RS_S_LIST,
     RS_S_DELETE,
+    RS_Q_ACK_MANY,
     RS_COUNT
 } bitt_rd_script_id;
 
@@ -268,6 +269,7 @@ int bitt__rd_run(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t
 /* Script bodies (the *_lua.c files, and beside the code). */
 extern const char bitt__rd_lua_get_many[], bitt__rd_lua_list[], bitt__rd_lua_purge[];
 extern const char bitt__rd_lua_commit[];
+extern const char bitt__rd_lua_q_ack_many[];
 extern const char bitt__rd_lua_q_claim[], bitt__rd_lua_q_ack[], bitt__rd_lua_q_nack[],
     bitt__rd_lua_q_extend[], bitt__rd_lua_q_stats[], bitt__rd_lua_q_dead_list[],
     bitt__rd_lua_q_dead_retry[], bitt__rd_lua_q_dead_delete[];
@@ -296,6 +298,9 @@ int bitt__rd_commit(bitt_backend *be, bitt_commit *c);
 
 int bitt__rd_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
                          int64_t lease_ms, bitt_messages *out);
+int bitt__rd_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,
+                            const uint64_t *ids, const char *const *tokens, size_t count,
+                            int *statuses);
 int bitt__rd_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                        const char *token);
 int bitt__rd_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,

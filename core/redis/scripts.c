@@ -55,6 +55,7 @@ const bitt_rd_script bitt__rd_scripts[RS_COUNT] = {
     S(RS_S_CLAIM, "schedule claim", bitt__rd_lua_s_claim, RS_LIB_BIG),
     S(RS_S_LIST, "schedule list", bitt__rd_lua_s_list, RS_READONLY),
     S(RS_S_DELETE, "schedule delete", bitt__rd_lua_s_delete, 0),
+    S(RS_Q_ACK_MANY, "queue ack_many", bitt__rd_lua_q_ack_many, Q),
 };
 
 /* The full text of a script, malloc'd; NULL on out of memory. */
@@ -128,6 +129,10 @@ int bitt__rd_eval(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_
                   redisReply **out)
 {
     *out = NULL;
+    /* An argument list that ran out of memory may have no slots at all:
+     * fail before writing the command's name and SHA into them. */
+    if (a->oom)
+        return bitt__rd_args_finish(a);
     if (be->server_major >= 7 && !be->fn_off) {
         int rc = bitt__rd_fcall(be, id, a, items, out);
         if (rc != BITT_RD_FN_REFUSED)

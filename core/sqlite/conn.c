@@ -370,4 +370,5 @@ const bitt_backend_ops bitt__sqlite_backend = {
     .schedule_get = bitt__sq_schedule_get,
     .schedule_list = bitt__sq_schedule_list,
     .schedule_delete = bitt__sq_schedule_delete,
+    .queue_ack_many = bitt__sq_queue_ack_many,
 };

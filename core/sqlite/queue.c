@@ -220,6 +220,26 @@ int bitt__sq_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, 
     return bitt__sq_end(be, status, "queue ack (COMMIT)");
 }
 
+/* One transaction, one DELETE per item in order: a repeated id finds its
+ * row gone. Any failure rolls the whole batch back. */
+int bitt__sq_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,
+                            const uint64_t *ids, const char *const *tokens, size_t count,
+                            int *statuses)
+{
+    sqlite3_stmt *st;
+    int status = bitt__sq_queue_begin(be, t->now, topic, "queue ack_many (BEGIN IMMEDIATE)");
+    if (status == BITT_OK)
+        status = bitt__sq_stmt(be, SQ_Q_ACK, Q_ACK_SQL, &st);
+    for (size_t i = 0; status == BITT_OK && i < count; i++) {
+        uint64_t changed = 0;
+        status = bitt__sq_run(be, st, q_bind_live(st, ids[i], topic, tokens[i], t->now),
+                              "queue ack_many", &changed);
+        if (status == BITT_OK && changed)
+            statuses[i] = BITT_OK;
+    }
+    return bitt__sq_end(be, status, "queue ack_many (COMMIT)");
+}
+
 int bitt__sq_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                           const char *token, int64_t lease_ms)
 {

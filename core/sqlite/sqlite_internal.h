@@ -249,6 +249,9 @@ int bitt__sq_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic
                          int64_t lease_ms, bitt_messages *out);
 int bitt__sq_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                        const char *token);
+int bitt__sq_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,
+                            const uint64_t *ids, const char *const *tokens, size_t count,
+                            int *statuses);
 int bitt__sq_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                         const char *token, const char *error, int64_t delay_ms,
                         const bitt_backoff *backoff);

@@ -60,6 +60,23 @@ static int call_ack(inj_ctx *c)
     return bitt_queue_ack(c->store, "jobs", c->token_id, c->token);
 }
 
+/* The live delivery and a stale one in one call: one acked, one refused. */
+static int call_ack_many(inj_ctx *c)
+{
+    const uint64_t ids[2] = {c->token_id, c->token_id + 1000};
+    const char *const tokens[2] = {c->token, c->token};
+    int st[2] = {0, 0};
+    size_t acked = 0;
+    /* statuses NULL first: the engine allocates them (a stale item only) */
+    int rc = bitt_queue_ack_many(c->store, "jobs", ids + 1, tokens + 1, 1, NULL, &acked);
+    if (rc || acked)
+        return rc ? rc : BITT_EINVAL;
+    rc = bitt_queue_ack_many(c->store, "jobs", ids, tokens, 2, st, &acked);
+    if (rc)
+        return rc;
+    return acked == 1 && st[0] == BITT_OK && st[1] == BITT_ETOKEN ? BITT_OK : BITT_EINVAL;
+}
+
 static int call_nack(inj_ctx *c)
 {
     return bitt_queue_nack(c->store, "jobs", c->token_id, c->token, "retry me", -1);
@@ -239,6 +256,7 @@ const inj_case inj_module_cases[] = {
      "bitt_message_park_reason bitt_message_kind bitt_messages_free",
      NULL, call_dequeue, 0, 0},
     {"queue_ack", "bitt_queue_ack", NULL, call_ack, 0, 0},
+    {"queue_ack_many", "bitt_queue_ack_many", NULL, call_ack_many, 0, 0},
     {"queue_nack", "bitt_queue_nack", NULL, call_nack, 0, 0},
     {"queue_extend", "bitt_queue_extend", NULL, call_extend, 0, 0},
     {"queue_dead_list", "bitt_queue_dead_list", NULL, call_dead_list, 0, 0},

@@ -34,7 +34,7 @@ const ARGS = {
   'tuple.order': ['tuples'], parallel: ['threads', 'repeat', 'step', 'expect_counts'],
   'queue.enqueue': ['topic', 'payload', 'kind', 'delay', 'max_attempts', 'dedup'],
   'queue.dequeue': ['topic', 'limit', 'lease', 'wait'],
-  'queue.ack': ['topic', 'id', 'token'],
+  'queue.ack': ['topic', 'id', 'token'], 'queue.ack_many': ['topic', 'items'],
   'queue.nack': ['topic', 'id', 'token', 'error', 'delay'],
   'queue.extend': ['topic', 'id', 'token', 'lease'],
   'queue.dead_list': ['topic', 'after', 'limit'], 'queue.dead_retry': ['topic', 'id'],

@@ -142,6 +142,12 @@ function checkExpect(run, op, exp, st, res, what = 'expect') {
     if (has(exp, 'counter')) eq('counter', res.counter ?? null, num(exp.counter));
     return;
   }
+  if (op === 'queue.ack_many') {
+    checkMembers(exp, ['status', 'statuses', 'count'], op);
+    if (st === 0 && has(exp, 'statuses')) eq('statuses', res.statuses.map((x) => STATUS_NAME[x] ?? x), exp.statuses);
+    if (st === 0 && has(exp, 'count')) eq('count', res.count, num(exp.count));
+    return;
+  }
   if (['queue.dequeue', 'queue.dead_list', 'outbox.pending', 'outbox.parked'].includes(op)) {
     checkMembers(exp, ['status', 'count', 'ids', 'payloads', 'messages'], op);
     checkMessages(run, exp, res.messages);

@@ -269,6 +269,15 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
         }
         return [(await c('bitt_queue_extend', B, topic, id, tok, num(s.lease)))[0], {}];
       }
+      case 'queue.ack_many': {
+        if (!Array.isArray(s.items)) throw new Broken('queue.ack_many needs items (an array)');
+        const pairs = F.expandCopies(s.items).map((it) => {
+          F.checkMembers(it, ['id', 'token'], 'an ack_many item');
+          return [run.idnum(it.id), run.variable(it.token)];
+        });
+        const [st, r] = await c('bitt_queue_ack_many', B, name(s.topic), pairs);
+        return [st, st === 0 ? { statuses: r[0], count: BigInt(r[0].filter((x) => x === 0).length) } : {}];
+      }
       case 'queue.dead_list': {
         const topic = name(s.topic);
         const after = run.idnum(s.after ?? 0);

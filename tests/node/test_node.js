@@ -126,6 +126,9 @@ test('bad argument types throw TypeError (sync) or reject with it (async), never
     (x) => x.lease.acquire('l', 'me', 'ttl'),
     (x) => x.outbox.ack('s', 'not an array'),
     (x) => x.outbox.ack('s', [1n, 'two']),
+    (x) => x.queue.ackMany('t', 'not an array'),
+    (x) => x.queue.ackMany('t', [['one', 'tok']]),
+    (x) => x.queue.ackMany('t', [[1n, 2]]),
     (x) => x.pubsub.publish('c', 42),
     (x) => x.budget.take('b', { capacity: 'x', refill: 1, period: 1 }),
   ];
@@ -140,6 +143,23 @@ test('bad argument types throw TypeError (sync) or reject with it (async), never
   assert.throws(() => s.queue.enqueue('t\0x', 'p'), bitt.InvalidArgument);
   s.kv.set('still', 'works');
   assert.equal(s.kv.get('still').value, 'works');
+  s.close();
+  await a.close();
+});
+
+test('queue.ackMany takes messages or [id, token] pairs, sync and async', async () => {
+  const s = bitt.open('memory:');
+  const a = await bitt.openAsync('memory:');
+  for (const x of [s, a]) {
+    for (let i = 0; i < 3; i++) await x.queue.enqueue('q', i);
+    const [m1, m2, m3] = await x.queue.dequeue('q', { limit: 3 });
+    assert.deepEqual(await x.queue.ackMany('q', [m1, [m2.id, m2.token], [m3.id, 'stale']]), [true, true, false]);
+    assert.deepEqual(await x.queue.ackMany('q', [m1, m3]), [false, true]);
+    assert.deepEqual(await x.queue.ackMany('q', []), []);
+    assert.equal((await x.queue.stats('q')).processing, 0);
+  }
+  assert.throws(() => s.queue.ackMany('q', [[1n, null]]), bitt.InvalidArgument);
+  await assert.rejects(a.queue.ackMany('q', [[1n, null]]), bitt.InvalidArgument);
   s.close();
   await a.close();
 });

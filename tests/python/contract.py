@@ -252,7 +252,7 @@ ARGS = {
     "tuple.order": ["tuples"], "parallel": ["threads", "repeat", "step", "expect_counts"],
     "queue.enqueue": ["topic", "payload", "kind", "delay", "max_attempts", "dedup"],
     "queue.dequeue": ["topic", "limit", "lease", "wait"],
-    "queue.ack": ["topic", "id", "token"],
+    "queue.ack": ["topic", "id", "token"], "queue.ack_many": ["topic", "items"],
     "queue.nack": ["topic", "id", "token", "error", "delay"],
     "queue.extend": ["topic", "id", "token", "lease"],
     "queue.dead_list": ["topic", "after", "limit"], "queue.dead_retry": ["topic", "id"],
@@ -470,6 +470,15 @@ def exec_step(run, s):
             return run.call(raw.bitt_queue_nack, run.box, topic, mid, tok, opt_text(g("error")),
                             num(g("delay", -1)))[0], {}
         return run.call(raw.bitt_queue_extend, run.box, topic, mid, tok, num(s["lease"]))[0], {}
+    if op == "queue.ack_many":
+        if not isinstance(s.get("items"), list):
+            raise Broken("queue.ack_many needs items (an array)")
+        pairs = []
+        for it in expand_copies(s["items"]):
+            check_members(it, ["id", "token"], "an ack_many item")
+            pairs.append((run.idnum(it["id"]), run.var(it["token"])))
+        st, r = run.call(raw.bitt_queue_ack_many, run.box, name(s["topic"]), pairs)
+        return st, ({"statuses": r[0], "count": r[0].count(0)} if st == 0 else {})
     if op == "queue.dead_list":
         topic, after, limit = name(s["topic"]), run.idnum(g("after", 0)), num(g("limit", 0))
         st, r = run.call(raw.bitt_queue_dead_list, run.box, topic, after, limit)
@@ -708,6 +717,13 @@ def check_expect(run, op, exp, st, res, what="expect"):
             check_version(run, exp, res.get("version"))
         if "counter" in exp:
             eq("counter", res.get("counter"), num(exp["counter"]))
+        return
+    if op == "queue.ack_many":
+        check_members(exp, ["status", "statuses", "count"], op)
+        if st == 0 and "statuses" in exp:
+            eq("statuses", [STATUS_NAME.get(x, x) for x in res["statuses"]], exp["statuses"])
+        if st == 0 and "count" in exp:
+            eq("count", res["count"], num(exp["count"]))
         return
     if op in ("queue.dequeue", "queue.dead_list", "outbox.pending", "outbox.parked"):
         check_members(exp, ["status", "count", "ids", "payloads", "messages"], op)

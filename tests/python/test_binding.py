@@ -90,6 +90,19 @@ def test_modules_smoke():
         assert s.lease.get("nobody") is None
 
 
+def test_queue_ack_many_takes_messages_or_pairs():
+    with bitt.open("memory:") as s:
+        for i in range(3):
+            s.queue.enqueue("q", i)
+        a, b, c = s.queue.dequeue("q", limit=3)
+        assert s.queue.ack_many("q", [a, (b.id, b.token), (c.id, "stale")]) == [True, True, False]
+        assert s.queue.ack_many("q", [a, c]) == [False, True]
+        assert s.queue.ack_many("q", []) == []
+        assert s.queue.stats("q")["processing"] == 0
+        with pytest.raises(bitt.InvalidArgument):
+            s.queue.ack_many("q", [(1, None)])
+
+
 def test_threads_share_a_store():
     with tempfile.TemporaryDirectory() as d:
         for url in ["memory:", f"sqlite:{d}/t.db"]:
@@ -284,6 +297,9 @@ def test_gil_released_during_wait():
     lambda s: s.queue.dequeue("t", limit="x"),
     lambda s: s.queue.dequeue("t", wait="x"),
     lambda s: s.outbox.ack("s", ["x"]),
+    lambda s: s.queue.ack_many("t", [("x", "tok")]),
+    lambda s: s.queue.ack_many("t", [(1, 2)]),
+    lambda s: s.queue.ack_many("t", 5),
     lambda s: s.lease.acquire(5, "o", 10),
     lambda s: s.budget.take("b", capacity="1", refill=1, period=1),
     lambda s: s.kv.set(("a", object()), b"x"),

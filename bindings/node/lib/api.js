@@ -94,6 +94,16 @@ class Queue {
     return this._s._call('bitt_queue_ack', [msg.topic, msg.id, msg.token], () => undefined);
   }
 
+  /* Finishes many deliveries of topic in one call (one transaction): each
+   * a message from dequeue or an [id, token] pair. One boolean per
+   * delivery: true when acked, false when its token was stale (that
+   * message is left alone). */
+  ackMany(topic, deliveries) {
+    if (!Array.isArray(deliveries)) throw new TypeError('deliveries must be an array');
+    const pairs = deliveries.map((d) => (Array.isArray(d) ? d : [d.id, d.token]));
+    return this._s._call('bitt_queue_ack_many', [topic, pairs], (r) => r[1].map((s) => s === 0));
+  }
+
   nack(msg, error = null, o) {
     const { delay = -1 } = opts(o);
     return this._s._call('bitt_queue_nack', [msg.topic, msg.id, msg.token, error, delay], () => undefined);

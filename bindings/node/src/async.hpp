@@ -23,6 +23,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -50,6 +51,14 @@ class BittwOuts {
     bittw_txn **txn() { return (bittw_txn **)&add(TXN).p; }
     bittw_sub **sub() { return (bittw_sub **)&add(SUB).p; }
     bittw_store **box() { return (bittw_store **)&add(BOX).p; }
+    /* n ints (ack_many's statuses); NULL when out of memory. */
+    int *ints(size_t n)
+    {
+        Item &it = add(INTS);
+        it.p = calloc(n + 1, sizeof(int));
+        it.n = n;
+        return (int *)it.p;
+    }
 
     /* [status, out...], or the status alone when there is no output (as
      * SWIG's wrappers give). */
@@ -81,6 +90,7 @@ class BittwOuts {
             case TXN: a.Set(k++, SWIG_NewPointerObj(it.p, SWIGTYPE_p_bittw_txn, 0)); it.p = NULL; break;
             case SUB: a.Set(k++, SWIG_NewPointerObj(it.p, SWIGTYPE_p_bittw_sub, 0)); it.p = NULL; break;
             case BOX: a.Set(k++, bittw_js_new_store(env, (bittw_store *)it.p)); it.p = NULL; break;
+            case INTS: a.Set(k++, bittw_js_ints(env, (const int *)it.p, it.n)); break;
             }
         }
         return a;
@@ -102,12 +112,13 @@ class BittwOuts {
             case TXN: bittw_txn_free((bittw_txn *)it.p); break;
             case SUB: bittw_pubsub_close((bittw_sub *)it.p); break;
             case BOX: bittw_free((bittw_store *)it.p); break;
+            case INTS: free(it.p); break;
             default: break;
             }
         }
     }
 
-    enum Type { U64, I64, ENTRY, ENTRIES, MESSAGE, MESSAGES, SCHEDULE, SCHEDULES, BUF, STATS, TXN, SUB, BOX };
+    enum Type { U64, I64, ENTRY, ENTRIES, MESSAGE, MESSAGES, SCHEDULE, SCHEDULES, BUF, STATS, TXN, SUB, BOX, INTS };
     struct Item {
         Type type;
         uint64_t u = 0;
@@ -327,6 +338,14 @@ class BittwArgs {
     uint64_t u64(size_t i, const char *what) { return read<uint64_t>(i, what, bittw_js_get_u64); }
     uint32_t u32(size_t i, const char *what) { return read<uint32_t>(i, what, bittw_js_get_u32); }
     int int_(size_t i, const char *what) { return read<int>(i, what, bittw_js_get_int); }
+    /* ack_many's deliveries: [id, token] pairs */
+    std::shared_ptr<bittw_deliveries> deliveries(size_t i)
+    {
+        auto d = std::make_shared<bittw_deliveries>();
+        if (ok_ && !bittw_js_get_deliveries(env_, at(i), d.get()))
+            ok_ = false;
+        return d;
+    }
     /* seqs: an array, or null ("no list") */
     std::vector<uint64_t> seqs(size_t i, bool *is_null)
     {

@@ -201,6 +201,19 @@ BITTW_ASYNC(bitt_queue_ack)
     BittwOpt token = a.text(3, "token");
     return BITTW_RUN({ (void)o; return bitt_queue_ack(s, topic.c(), id, token.c()); });
 }
+BITTW_ASYNC(bitt_queue_ack_many)
+{
+    BITTW_STORE_ARGS;
+    BittwOpt topic = a.text(1, "topic");
+    std::shared_ptr<bittw_deliveries> d = a.deliveries(2);
+    return BITTW_RUN({
+        size_t n = d->ids.size();
+        int *st = o.ints(n);
+        if (!st)
+            return (int)BITT_ENOMEM;
+        return bitt_queue_ack_many(s, topic.c(), d->ids.data(), d->tokens.data(), n, st, NULL);
+    });
+}
 BITTW_ASYNC(bitt_queue_nack)
 {
     BITTW_STORE_ARGS;

@@ -211,6 +211,51 @@ static bool bittw_js_get_u64s(Napi::Env env, Napi::Value v, bool allow_null, con
     return true;
 }
 
+/* The deliveries of queue ack_many: an array of [id, token] pairs, copied
+ * (a null token stays NULL: the call refuses it). */
+struct bittw_deliveries {
+    std::vector<uint64_t> ids;
+    std::vector<std::string> texts;
+    std::vector<char> nulls;
+    std::vector<const char *> tokens; /* into texts, made by finish() */
+    void finish()
+    {
+        tokens.resize(ids.size() + 1);
+        for (size_t i = 0; i < ids.size(); i++)
+            tokens[i] = nulls[i] ? NULL : texts[i].c_str();
+    }
+};
+static bool bittw_js_get_deliveries(Napi::Env env, Napi::Value v, bittw_deliveries *out)
+{
+    if (!v.IsArray())
+        return bittw_js_type_error(env, "deliveries", "an array of [id, token] pairs");
+    Napi::Array a = v.As<Napi::Array>();
+    uint32_t n = a.Length();
+    out->texts.resize(n);
+    out->nulls.resize(n);
+    out->ids.resize(n);
+    for (uint32_t i = 0; i < n; i++) {
+        Napi::Value pair = a.Get(i);
+        if (!pair.IsArray() || pair.As<Napi::Array>().Length() != 2)
+            return bittw_js_type_error(env, "a delivery", "an [id, token] pair");
+        bool null_ = false;
+        if (!bittw_js_get_u64(env, pair.As<Napi::Array>().Get(0u), "id", &out->ids[i]) ||
+            !bittw_js_get_text(env, pair.As<Napi::Array>().Get(1u), true, "token", &out->texts[i], &null_))
+            return false;
+        out->nulls[i] = null_;
+    }
+    out->finish();
+    return true;
+}
+
+static Napi::Value bittw_js_ints(Napi::Env env, const int *v, size_t n)
+{
+    Napi::Array a = Napi::Array::New(env, n);
+    for (size_t i = 0; i < n; i++)
+        a.Set((uint32_t)i, Napi::Number::New(env, v[i]));
+    return a;
+}
+
 /* An array of byte strings (get-many keys), borrowed. */
 static bool bittw_js_get_keys(Napi::Env env, Napi::Value v, std::vector<const void *> *ptrs,
                               std::vector<size_t> *lens)

@@ -242,6 +242,14 @@ class Queue:
     def ack(self, msg: Message) -> None:
         _raw.bitt_queue_ack(self._s._box, msg.topic, msg.id, msg.token)
 
+    def ack_many(self, topic, deliveries) -> list:
+        """Acks many deliveries of ``topic`` in one transaction (one round trip on
+        the servers). ``deliveries``: messages from dequeue or ``(id, token)``
+        pairs, at most 1000. One bool per delivery: True when acked, False
+        when its token was stale (that message is left alone)."""
+        pairs = [d if isinstance(d, tuple) else (d.id, d.token) for d in deliveries]
+        return [s == 0 for s in _raw.bitt_queue_ack_many(self._s._box, topic, pairs)[1]]
+
     def nack(self, msg: Message, error: Optional[str] = None, *, delay: int = -1) -> None:
         _raw.bitt_queue_nack(self._s._box, msg.topic, msg.id, msg.token, error, delay)
 

@@ -384,6 +384,7 @@ void ct_result_free(ct_result *r)
     ct_bytes_free(&r->encoded);
     ct_tuple_free(&r->decoded);
     bitt_messages_free(r->msgs);
+    free(r->statuses);
     bitt_message_free(r->msg);
     bitt_buf_dispose(&r->owner);
     bitt_schedule_free(r->sched);

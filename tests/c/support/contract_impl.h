@@ -55,6 +55,7 @@ enum ct_opcode {
     OP_Q_ENQUEUE,
     OP_Q_DEQUEUE,
     OP_Q_ACK,
+    OP_Q_ACK_MANY,
     OP_Q_NACK,
     OP_Q_EXTEND,
     OP_Q_DEAD_LIST,
@@ -149,7 +150,8 @@ typedef struct ct_op {
     char *token;   /* ack, nack, extend */
     char *error;   /* nack, outbox fail and park; NULL: pass NULL */
     uint64_t id;   /* message id, seq, epoch, after_id */
-    uint64_t *ids; /* outbox ack, retry, discard */
+    uint64_t *ids; /* outbox ack, retry, discard; queue ack_many */
+    char **tokens; /* queue ack_many: one per id */
     size_t nids;
     int has_ids; /* 0: pass NULL, 0 (retry and discard: all) */
     int64_t delay, lease_ms, wait_ms, timeout, interval, first_run_at, next_at;
@@ -194,7 +196,8 @@ typedef struct ct_result {
     int64_t expires_at;       /* lease acquire, renew, get */
     bitt_buf owner;           /* lease get */
     int64_t wait;             /* budget take */
-    uint64_t count;           /* dead_retry, dead_delete, outbox ack, retry, discard */
+    uint64_t count;           /* dead_retry, dead_delete, outbox ack, retry, discard, ack_many */
+    int *statuses;            /* ack_many: one per item */
     uint64_t pending, parked; /* outbox counts */
     bitt_queue_stats stats;
     bitt_schedule *sched;   /* claim, get */

@@ -17,6 +17,7 @@ static const char *const E_STATUS[] = {"status", NULL};
 static const char *const E_ENQUEUE[] = {"status", "id", "id_ne", NULL};
 static const char *const E_LIST[] = {"status", MSG_LIST, NULL};
 static const char *const E_COUNT[] = {"status", "count", NULL};
+static const char *const E_ACK_MANY[] = {"status", "statuses", "count", NULL};
 static const char *const E_STATS[] = {"status", "pending",           "delayed", "processing",
                                       "dead",   "oldest_pending_at", NULL};
 static const char *const E_ACQUIRE[] = {"status", "epoch", "expires_at", NULL};
@@ -43,6 +44,7 @@ const char *const *ct_module_expect(int code)
     case OP_O_RETRY:
     case OP_O_DISCARD: return E_COUNT;
     case OP_Q_STATS: return E_STATS;
+    case OP_Q_ACK_MANY: return E_ACK_MANY;
     case OP_L_ACQUIRE: return E_ACQUIRE;
     case OP_L_RENEW: return E_RENEW;
     case OP_L_GET: return E_LGET;
@@ -89,6 +91,30 @@ static int check_i64(ct_run *run, const char *where, const char *field, int64_t 
         return -1;
     if (want != got)
         return ct_fail(run, "%s%s: expected %" PRId64 ", got %" PRId64, where, field, want, got);
+    return 0;
+}
+
+/* queue.ack_many: "statuses" (a status name per item) and "count". */
+static int check_statuses(ct_run *run, const ct_op *op, const js_value *expect, const ct_result *r)
+{
+    const js_value *v = js_get(expect, "count");
+    if (v && check_i64(run, "", "count", (int64_t)r->count, v))
+        return -1;
+    if (!(v = js_get(expect, "statuses")))
+        return 0;
+    if (v->type != JS_ARRAY)
+        return ct_broken(run, "statuses is an array of status names");
+    if (v->count != op->nids)
+        return ct_fail(run, "statuses: expected %zu, there are %zu items", v->count, op->nids);
+    for (size_t i = 0; i < v->count; i++) {
+        const js_value *e = v->items[i];
+        int want = e->type == JS_STRING ? ct_status_code(e->str) : -100;
+        if (want == -100)
+            return ct_broken(run, "statuses[%zu] is not a status name", i);
+        if (r->statuses[i] != want)
+            return ct_fail(run, "statuses[%zu]: expected %s, got %s (%d)", i, e->str,
+                           ct_status_name(r->statuses[i]), r->statuses[i]);
+    }
     return 0;
 }
 
@@ -379,6 +405,7 @@ int ct_check_module(ct_run *run, const ct_op *op, const js_value *expect, const 
     case OP_O_DISCARD:
         return (v = js_get(expect, "count")) ? check_i64(run, "", "count", (int64_t)r->count, v)
                                              : 0;
+    case OP_Q_ACK_MANY: return check_statuses(run, op, expect, r);
     case OP_Q_STATS: {
         static const char *const f[] = {"pending", "delayed", "processing", "dead"};
         const uint64_t got[] = {r->stats.pending, r->stats.delayed, r->stats.processing,

@@ -297,6 +297,18 @@ void ct_exec_module(bitt_store *s, const ct_op *op, ct_result *r)
     case OP_Q_ENQUEUE: exec_enqueue(s, op, r); break;
     case OP_Q_DEQUEUE: exec_dequeue(s, op, r); break;
     case OP_Q_ACK: capture(r, bitt_queue_ack(s, mname(op), op->id, op->token)); break;
+    case OP_Q_ACK_MANY: {
+        size_t acked = 0;
+        r->statuses = calloc(op->nids + 1, sizeof *r->statuses);
+        if (!r->statuses) {
+            r->status = BITT_ENOMEM;
+            break;
+        }
+        capture(r, bitt_queue_ack_many(s, mname(op), op->ids, (const char *const *)op->tokens,
+                                       op->nids, r->statuses, &acked));
+        r->count = acked;
+        break;
+    }
     case OP_Q_NACK:
         capture(r, bitt_queue_nack(s, mname(op), op->id, op->token, op->error, op->delay));
         break;

@@ -17,6 +17,7 @@ static const char *const A_ENQUEUE[] = {"queue.enqueue", "topic",        "payloa
                                         "delay",         "max_attempts", "dedup",   NULL};
 static const char *const A_DEQUEUE[] = {"queue.dequeue", "topic", "limit", "lease", "wait", NULL};
 static const char *const A_ACK[] = {"queue.ack", "topic", "id", "token", NULL};
+static const char *const A_ACK_MANY[] = {"queue.ack_many", "topic", "items", NULL};
 static const char *const A_NACK[] = {"queue.nack", "topic", "id", "token", "error", "delay", NULL};
 static const char *const A_EXTEND[] = {"queue.extend", "topic", "id", "token", "lease", NULL};
 static const char *const A_DEAD_LIST[] = {"queue.dead_list", "topic", "after", "limit", NULL};
@@ -58,6 +59,7 @@ static const struct {
     {OP_Q_ENQUEUE, A_ENQUEUE, 1},
     {OP_Q_DEQUEUE, A_DEQUEUE, 1},
     {OP_Q_ACK, A_ACK, 0},
+    {OP_Q_ACK_MANY, A_ACK_MANY, 0},
     {OP_Q_NACK, A_NACK, 0},
     {OP_Q_EXTEND, A_EXTEND, 0},
     {OP_Q_DEAD_LIST, A_DEAD_LIST, 0},
@@ -218,21 +220,42 @@ static int reason_of(ct_run *run, const js_value *v, int *out)
     return 0;
 }
 
-/* A list of seqs: numbers, {"var": name}, or {"copies": N, "of": seq}. */
-static int seqs_of(ct_run *run, const js_value *v, ct_op *op)
+/* One element of a list: a seq (numbers, {"var": name}), or with tokens an
+ * ack_many item {"id", "token"} (*token malloc'd). */
+static int element_of(ct_run *run, const js_value *e, int with_tokens, uint64_t *id, char **token)
+{
+    static const char *const item_names[] = {"id", "token", NULL};
+    if (!with_tokens)
+        return ct_u64_arg(run, e, "seqs", id);
+    if (e->type != JS_OBJECT)
+        return ct_broken(run, "an ack_many item is an object {\"id\", \"token\"}");
+    return ct_members(run, e, "an ack_many item", item_names) ||
+                   required(run, js_get(e, "id"), "id") ||
+                   ct_u64_arg(run, js_get(e, "id"), "id", id) ||
+                   required(run, js_get(e, "token"), "token") ||
+                   ct_text_arg(run, js_get(e, "token"), "token", token)
+               ? -1
+               : 0;
+}
+
+/* The seqs of the outbox (with_tokens 0) or the items of queue.ack_many
+ * (1: op->tokens too), each element possibly {"copies": N, "of": element}. */
+static int list_of(ct_run *run, const js_value *v, ct_op *op, int with_tokens)
 {
     static const char *const names[] = {"copies", "of", NULL};
+    const char *what = with_tokens ? "items" : "seqs";
     if (!v || v->type != JS_ARRAY)
-        return ct_broken(run, "seqs is an array of sequence numbers");
+        return ct_broken(run, "%s is an array", what);
     size_t total = 0;
     for (int pass = 0; pass < 2; pass++) {
-        if (pass && !(op->ids = calloc(total + 1, sizeof *op->ids)))
+        if (pass && (!(op->ids = calloc(total + 1, sizeof *op->ids)) ||
+                     (with_tokens && !(op->tokens = calloc(total + 1, sizeof *op->tokens)))))
             return ct_broken(run, "out of memory");
         for (size_t i = 0; i < v->count; i++) {
             const js_value *e = v->items[i];
             size_t copies = 1;
             if (e->type == JS_OBJECT && js_get(e, "copies")) {
-                if (ct_members(run, e, "seqs", names) ||
+                if (ct_members(run, e, what, names) ||
                     ct_size_of(run, js_get(e, "copies"), "copies", 100000, &copies) ||
                     required(run, js_get(e, "of"), "of"))
                     return -1;
@@ -242,11 +265,15 @@ static int seqs_of(ct_run *run, const js_value *v, ct_op *op)
                 total += copies;
                 continue;
             }
-            uint64_t seq;
-            if (ct_u64_arg(run, e, "seqs", &seq))
+            uint64_t id;
+            char *token = NULL;
+            if (element_of(run, e, with_tokens, &id, &token))
                 return -1;
-            for (size_t c = 0; c < copies; c++)
-                op->ids[op->nids++] = seq;
+            for (size_t c = 0; c < copies; c++) {
+                if (with_tokens && !(op->tokens[op->nids] = c ? strdup(token) : token))
+                    return ct_broken(run, "out of memory");
+                op->ids[op->nids++] = id;
+            }
         }
     }
     op->has_ids = 1;
@@ -310,6 +337,10 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
         if (op->code == OP_Q_EXTEND)
             return req_i64(run, step, "lease", &op->lease_ms);
         return 0;
+    case OP_Q_ACK_MANY:
+        return name_arg(run, js_get(step, "topic"), "topic", &op->mname) ||
+               required(run, js_get(step, "items"), "items") ||
+               list_of(run, js_get(step, "items"), op, 1);
     case OP_Q_DEAD_LIST:
         return name_arg(run, js_get(step, "topic"), "topic", &op->mname) ||
                ((v = js_get(step, "after")) && ct_u64_arg(run, v, "after", &op->id)) ||
@@ -344,11 +375,11 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
     case OP_O_ACK:
         return name_arg(run, js_get(step, "stream"), "stream", &op->mname) ||
                required(run, js_get(step, "seqs"), "seqs") ||
-               seqs_of(run, js_get(step, "seqs"), op);
+               list_of(run, js_get(step, "seqs"), op, 0);
     case OP_O_RETRY:
     case OP_O_DISCARD:
         return name_arg(run, js_get(step, "stream"), "stream", &op->mname) ||
-               ((v = js_get(step, "seqs")) && v->type != JS_NULL && seqs_of(run, v, op));
+               ((v = js_get(step, "seqs")) && v->type != JS_NULL && list_of(run, v, op, 0));
     case OP_O_FAIL:
         return name_arg(run, js_get(step, "stream"), "stream", &op->mname) ||
                required(run, js_get(step, "seq"), "seq") ||

@@ -449,6 +449,9 @@ void ct_op_free(ct_op *op)
     ct_bytes_free(&op->dedup);
     free(op->token);
     free(op->error);
+    for (size_t i = 0; op->tokens && i < op->nids; i++)
+        free(op->tokens[i]);
+    free(op->tokens);
     free(op->ids);
     if (op->code == OP_P_CLOSE)
         bitt_pubsub_close(op->sub); /* the step's call: see pubsub.close in README.md */
