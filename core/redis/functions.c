@@ -56,7 +56,10 @@ static char *library_text(const char *lib, size_t *len)
                                "flags = {%s}, callback = function(KEYS, ARGV)\n"
                                "bind(KEYS, ARGV)\n%s"
                                "end}\n",
-                               s->name, lib, id, (s->flags & RS_READONLY) ? "'no-writes'" : "",
+                               s->name, lib, id,
+                               (s->flags & RS_READONLY)    ? "'no-writes'"
+                               : (s->flags & RS_ALLOW_OOM) ? "'allow-oom'"
+                                                           : "",
                                s->body);
     }
     *len = at;

@@ -89,16 +89,21 @@ typedef enum bitt_rd_script_id {
     RS_S_CLAIM,
     RS_S_LIST,
     RS_S_DELETE,
+    RS_KV_SET,
+    RS_KV_DELETE,
     RS_COUNT
 } bitt_rd_script_id;
 
 /* Which Lua libraries a script needs besides the base one. */
-enum { RS_LIB_QCORE = 1, RS_LIB_QUEUE = 2, RS_LIB_BIG = 4, RS_READONLY = 8 };
+/* RS_ALLOW_OOM: the script only frees memory (a delete), so it runs while
+ * the server is over maxmemory (Redis 7+): under noeviction that is how
+ * room is made again. */
+enum { RS_LIB_QCORE = 1, RS_LIB_QUEUE = 2, RS_LIB_BIG = 4, RS_READONLY = 8, RS_ALLOW_OOM = 16 };
 
 typedef struct bitt_rd_script {
     const char *name; /* for messages: "commit", "queue claim" */
     const char *body;
-    int flags; /* RS_LIB_* | RS_READONLY */
+    int flags; /* RS_LIB_* | RS_READONLY | RS_ALLOW_OOM */
 } bitt_rd_script;
 
 /* Limits on one reply, enforced while it is read: hiredis 0.14 has no
@@ -267,7 +272,7 @@ int bitt__rd_run(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t
 
 /* Script bodies (the *_lua.c files, and beside the code). */
 extern const char bitt__rd_lua_get_many[], bitt__rd_lua_list[], bitt__rd_lua_purge[];
-extern const char bitt__rd_lua_commit[];
+extern const char bitt__rd_lua_commit[], bitt__rd_lua_kv_set[], bitt__rd_lua_kv_delete[];
 extern const char bitt__rd_lua_q_claim[], bitt__rd_lua_q_ack[], bitt__rd_lua_q_nack[],
     bitt__rd_lua_q_extend[], bitt__rd_lua_q_stats[], bitt__rd_lua_q_dead_list[],
     bitt__rd_lua_q_dead_retry[], bitt__rd_lua_q_dead_delete[];

@@ -55,6 +55,8 @@ const bitt_rd_script bitt__rd_scripts[RS_COUNT] = {
     S(RS_S_CLAIM, "schedule claim", bitt__rd_lua_s_claim, RS_LIB_BIG),
     S(RS_S_LIST, "schedule list", bitt__rd_lua_s_list, RS_READONLY),
     S(RS_S_DELETE, "schedule delete", bitt__rd_lua_s_delete, 0),
+    S(RS_KV_SET, "commit", bitt__rd_lua_kv_set, 0),
+    S(RS_KV_DELETE, "commit", bitt__rd_lua_kv_delete, RS_ALLOW_OOM),
 };
 
 /* The full text of a script, malloc'd; NULL on out of memory. */
@@ -62,7 +64,9 @@ static char *script_text(const bitt_backend *be, const bitt_rd_script *s, size_t
 {
     const char *shebang = "";
     if (be->server_major >= 7)
-        shebang = (s->flags & RS_READONLY) ? "#!lua flags=no-writes\n" : "#!lua\n";
+        shebang = (s->flags & RS_READONLY)    ? "#!lua flags=no-writes\n"
+                  : (s->flags & RS_ALLOW_OOM) ? "#!lua flags=allow-oom\n"
+                                              : "#!lua\n";
     const char *parts[7] = {shebang,
                             bitt__rd_lua_base,
                             (s->flags & RS_LIB_QCORE) ? bitt__rd_lua_qcore : "",
