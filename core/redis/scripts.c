@@ -112,7 +112,7 @@ static int load(bitt_backend *be, bitt_rd_script_id id)
         rc = bitt__fail(BITT_EBACKEND, "redis %s: SCRIPT LOAD of %s gave no SHA", be->where,
                         s->name);
     if (rc == BITT_OK)
-        memcpy(be->sha[id], r->str, 41);
+        bitt__rd_sha_set(be, id, r->str);
     if (r)
         freeReplyObject(r);
     return rc;
@@ -140,22 +140,26 @@ int bitt__rd_eval(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_
         a->len[0] = 7;
     }
     const char *name = bitt__rd_scripts[id].name;
-    /* At most: a load, a NOSCRIPT (the server lost it since), a load again. */
+    /* At most: a load, a NOSCRIPT (the server lost it since), a load again.
+     * The SHA is copied: another thread may forget or set it meanwhile. */
+    char sha[41];
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (!be->c || !be->sha[id][0]) {
+        bitt__rd_sha_get(be, id, sha);
+        if (!sha[0]) {
             int rc = load(be, id);
             if (rc)
                 return rc;
+            bitt__rd_sha_get(be, id, sha);
         }
         if (a->count >= 2) {
-            a->v[1] = be->sha[id];
+            a->v[1] = sha;
             a->len[1] = 40;
         }
         a->retry = (bitt__rd_scripts[id].flags & RS_READONLY) != 0;
         int rc = bitt__rd_call(be, name, a, items, out);
         if (rc != BITT_RD_NOSCRIPT)
             return rc;
-        be->sha[id][0] = '\0';
+        bitt__rd_sha_set(be, id, NULL);
     }
     return bitt__fail(BITT_EBACKEND, "redis %s: %s: the server keeps forgetting the script",
                       be->where, name);
