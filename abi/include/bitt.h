@@ -22,7 +22,7 @@
  *    inside the handle (one backend connection each); open several stores
  *    on one URL for parallel work. On Redis calls from several threads run
  *    at once, each on a connection of the store's pool (URL option pool=N,
- *    default 8, opened as needed); the mutex only guards the clock.
+ *    default 16, opened as needed); the mutex only guards the clock.
  *  - bitt_store_close() must not race another call on the same store: the
  *    caller ends every other use first.
  *  - A bitt_txn or a bitt_sub is used by one thread at a time. bitt_entry,

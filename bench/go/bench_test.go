@@ -254,7 +254,7 @@ func BenchmarkRedisGet(b *testing.B) {
 }
 
 // The same with parallelCallers goroutines on one bitt store (its pool of
-// Redis connections, default 8) and on one go-redis client (its default
+// Redis connections, default 16) and on one go-redis client (its default
 // pool, 10 per CPU).
 func BenchmarkRedisSetParallel(b *testing.B) {
 	compare(b,

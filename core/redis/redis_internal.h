@@ -57,7 +57,7 @@
 #define BITT_RD_PREFIX_MAX 64
 #define BITT_RD_DEFAULT_PREFIX "bitt"
 #define BITT_RD_DEFAULT_TIMEOUT_MS 5000
-#define BITT_RD_DEFAULT_POOL 8
+#define BITT_RD_DEFAULT_POOL 16
 #define BITT_RD_POOL_MAX 256
 
 /* Every script, by id (sources in the *_lua.c files and beside the code). */

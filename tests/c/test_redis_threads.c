@@ -14,7 +14,7 @@
  *    and reads each back (value and versionstamp), deletes every 4th,
  *    enqueues every 10th. Then: counter = THREADS x WRITES, every
  *    versionstamp unique, each thread's keys listed, the queue's count.
- *  - the same with the default pool, and 2x more threads than connections.
+ *  - the same with the default pool (16: a connection per thread).
  *  - CLIENT KILL of every connection between two rounds: the reads of the
  *    second round all succeed (a dead idle connection is replaced).
  *  - pool=0 and pool=257 are refused, naming the option.
