@@ -360,9 +360,9 @@ void bitt__store_wait(bitt_store *store, uint64_t seen, int64_t left_ms);
  * One vtable per backend, like sqlite3_vfs: `version` first, entries only
  * ever appended, a NULL entry means "not supported" (the engine answers
  * BITT_EUNSUPPORTED or falls back). The engine holds the store's mutex
- * around every call, validates every argument and applies every limit
- * before calling; a backend does storage work only. A backend reports
- * failures with bitt__fail() and must leave nothing half-written.
+ * around every call (unless the backend says it is `concurrent`), validates every argument and
+ * applies every limit before calling; a backend does storage work only. A backend reports failures
+ * with bitt__fail() and must leave nothing half-written.
  */
 typedef struct bitt_backend bitt_backend; /* each backend defines its own */
 
@@ -504,6 +504,14 @@ typedef struct bitt_backend_ops {
     int (*queue_ack_many)(bitt_backend *be, const bitt_time *t, const char *topic,
                           const uint64_t *ids, const char *const *tokens, size_t count,
                           int *statuses);
+
+    /* Also version 3.
+     * 1: every entry but open and close may be called from several threads
+     * at once (the backend serializes what it must itself, e.g. a pool of
+     * connections), so the engine calls them WITHOUT the store's mutex: it
+     * takes the mutex only to read the clock and its own state. 0: the
+     * engine holds the mutex around every call (one call at a time). */
+    int concurrent;
 } bitt_backend_ops;
 
 #define BITT_BACKEND_OPS_VERSION 3
@@ -547,8 +555,13 @@ int bitt__enqueue_op(const bitt_store *store, const char *topic, const void *pay
  * the message. */
 int bitt__check_name(const char *name, const char *what);
 
-/* Locks the store and reads its clock. */
+/* Reads the store's clock for a backend call and, unless the backend is
+ * concurrent, keeps the store locked until bitt__store_leave. Engine state
+ * (next_purge) read or written between the two must go through
+ * bitt__store_lock_state, which locks only for a concurrent backend. */
 void bitt__store_enter(bitt_store *store, bitt_time *t);
 void bitt__store_leave(bitt_store *store);
+void bitt__store_lock_state(bitt_store *store);
+void bitt__store_unlock_state(bitt_store *store);
 
 #endif /* BITT_INTERNAL_H */

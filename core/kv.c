@@ -43,13 +43,21 @@ int bitt__run_commit(bitt_store *store, bitt_op *ops, size_t count, uint64_t *ve
     bitt_commit c = {.ops = ops, .count = count};
     bitt__store_enter(store, &c.time);
     int rc = store->ops->commit(store->be, &c);
-    if (rc == BITT_OK && c.time.now >= store->next_purge && store->ops->kv_purge) {
+    int sweep = 0;
+    if (rc == BITT_OK && store->ops->kv_purge) {
         /* An occasional sweep keeps expired rows from piling up where
          * nothing reads them; the write already succeeded, so a failed sweep
-         * is only retried later. */
+         * is only retried later. One thread claims each sweep. */
+        bitt__store_lock_state(store);
+        sweep = c.time.now >= store->next_purge;
+        if (sweep)
+            store->next_purge = c.time.now > INT64_MAX - PURGE_INTERVAL_MS
+                                    ? INT64_MAX
+                                    : c.time.now + PURGE_INTERVAL_MS;
+        bitt__store_unlock_state(store);
+    }
+    if (sweep) {
         uint64_t removed;
-        store->next_purge =
-            c.time.now > INT64_MAX - PURGE_INTERVAL_MS ? INT64_MAX : c.time.now + PURGE_INTERVAL_MS;
         store->ops->kv_purge(store->be, &c.time, &removed);
         bitt__error_reset();
     }

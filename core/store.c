@@ -174,16 +174,35 @@ const char *bitt_store_backend(const bitt_store *store)
     return store ? store->ops->name : NULL;
 }
 
+/* A concurrent backend (one that serializes what it must itself, e.g. the
+ * Redis connection pool) is called without the mutex, so calls from
+ * several threads are in flight at once; the clock is still read under
+ * it, so a manual clock set or advanced by another thread is seen whole. */
 void bitt__store_enter(bitt_store *store, bitt_time *t)
 {
     pthread_mutex_lock(&store->lock);
     t->manual = store->manual_clock;
     t->now = store->manual_clock ? store->manual_now : bitt__system_now();
+    if (store->ops->concurrent)
+        pthread_mutex_unlock(&store->lock);
 }
 
 void bitt__store_leave(bitt_store *store)
 {
-    pthread_mutex_unlock(&store->lock);
+    if (!store->ops->concurrent)
+        pthread_mutex_unlock(&store->lock);
+}
+
+void bitt__store_lock_state(bitt_store *store)
+{
+    if (store->ops->concurrent)
+        pthread_mutex_lock(&store->lock);
+}
+
+void bitt__store_unlock_state(bitt_store *store)
+{
+    if (store->ops->concurrent)
+        pthread_mutex_unlock(&store->lock);
 }
 
 /* ---- the clock ---------------------------------------------------------- */

@@ -17,9 +17,12 @@
  *  - Output parameters come last. An optional output may be NULL.
  *
  * Threads:
- *  - A bitt_store may be shared by any number of threads. Calls on one store
- *    serialize on a mutex inside the handle (one backend connection each);
- *    open several stores on one URL for parallel work on SQLite files.
+ *  - A bitt_store may be shared by any number of threads. On the memory,
+ *    SQLite and PostgreSQL backends calls on one store serialize on a mutex
+ *    inside the handle (one backend connection each); open several stores
+ *    on one URL for parallel work. On Redis calls from several threads run
+ *    at once, each on a connection of the store's pool (URL option pool=N,
+ *    default 16, opened as needed); the mutex only guards the clock.
  *  - bitt_store_close() must not race another call on the same store: the
  *    caller ends every other use first.
  *  - A bitt_txn or a bitt_sub is used by one thread at a time. bitt_entry,

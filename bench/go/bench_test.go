@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -143,6 +144,42 @@ func loop(b *testing.B, op func(key []byte) error, keys [][]byte) {
 	})
 }
 
+// parallelCallers is how many goroutines ploop calls from at once.
+const parallelCallers = 16
+
+// ploop runs op b.N times in all, from parallelCallers goroutines at once
+// (each walking the keys from its own start), timed: throughput with calls
+// in flight, where a client that serializes them shows.
+func ploop(b *testing.B, op func(key []byte) error, keys [][]byte) {
+	b.ReportAllocs()
+	timed(b, "ops/s", func() {
+		var wg sync.WaitGroup
+		errs := make(chan error, parallelCallers)
+		for g := 0; g < parallelCallers; g++ {
+			n := b.N / parallelCallers
+			if g < b.N%parallelCallers {
+				n++
+			}
+			wg.Add(1)
+			go func(g, n int) {
+				defer wg.Done()
+				p := &picker{0x9e3779b97f4a7c15 + uint64(g)*7919}
+				for i := 0; i < n; i++ {
+					if err := op(p.next(keys)); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}(g, n)
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
 // side is one contender of a benchmark.
 type side struct {
 	name string
@@ -214,6 +251,30 @@ func BenchmarkRedisGet(b *testing.B) {
 		side{"GoRedis", func(b *testing.B) { loop(b, redisPeer(b, 1).get, benchKeys) }},
 		side{"GoRedisPool", func(b *testing.B) { loop(b, redisPeer(b, 0).get, benchKeys) }},
 		side{"GoRedisHMGet", func(b *testing.B) { loop(b, redisPeer(b, 1).hmget, benchKeys) }})
+}
+
+// The same with parallelCallers goroutines on one bitt store (its pool of
+// Redis connections, default 16) and on one go-redis client (its default
+// pool, 10 per CPU).
+func BenchmarkRedisSetParallel(b *testing.B) {
+	compare(b,
+		side{"Bitt", func(b *testing.B) {
+			kv := bittRedis(b).KV
+			ploop(b, func(k []byte) error { _, err := kv.Set(bg, k, benchValue); return err }, benchKeys)
+		}},
+		side{"GoRedisPool", func(b *testing.B) { ploop(b, redisPeer(b, 0).set, benchKeys) }})
+}
+
+func BenchmarkRedisGetParallel(b *testing.B) {
+	compare(b,
+		side{"Bitt", func(b *testing.B) {
+			kv := bittRedis(b).KV
+			ploop(b, func(k []byte) error { return found(kv.Get(bg, k)) }, benchKeys)
+		}},
+		side{"GoRedisPool", func(b *testing.B) {
+			redisPeer(b, 1) // preloads the keys
+			ploop(b, redisPeer(b, 0).get, benchKeys)
+		}})
 }
 
 // ---- PostgreSQL --------------------------------------------------------------

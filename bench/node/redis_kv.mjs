@@ -2,7 +2,7 @@
 // on the same server.
 //
 // What each side sends per operation (one round trip each):
-//   bitt set: EVALSHA of its commit script (INCR the versionstamp, HSET the
+//   bitt set: FCALL of its set function (HINCRBY the versionstamp, HSET the
 //             key's hash v/t/s/e, ZADD the key index): a versioned write.
 //   bitt get: HMGET P k:<key> v t s e, the expiry decided by bitt's clock.
 //   ioredis:  SET key value / GET key (getBuffer: the value as a Buffer, as
@@ -10,9 +10,9 @@
 // Two shapes: sequential (await each call: one in flight) and `inflight`
 // concurrent loops sharing the one client. ioredis writes every command as it
 // is issued and matches replies in order, so its in-flight calls share round
-// trips (pipelining on one connection). A bitt store is one connection whose
-// calls serialize on the handle's mutex (bitt.h, "Threads"): in flight, its
-// calls still go one round trip each.
+// trips (pipelining on one connection). A bitt store has a pool of
+// connections (bitt.h, "Threads"): in flight, its calls run side by side, one
+// round trip each, as many as the libuv pool has threads.
 import { config, duel, inFlight, loadPeer, median, withParam } from './util.mjs';
 
 const KEYS = 1000;

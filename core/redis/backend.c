@@ -9,8 +9,9 @@
  * refused, unless the URL says allow_eviction=1 (then a warning goes to
  * stderr). Under noeviction a full server answers OOM and nothing is lost.
  *
- * The engine holds the store's mutex around every call but wait_remote,
- * so the command connection is used by one thread at a time.
+ * The backend is `concurrent`: the engine calls it without the store's
+ * mutex, from any number of threads; each command runs on a connection of
+ * the pool (pool.c) that no other thread holds meanwhile.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,14 +56,22 @@ static int check_server(bitt_backend *be)
 
     /* CONFIG GET is authoritative; managed servers often refuse it. */
     r = NULL;
-    if (bitt__rd_simple(be, "CONFIG GET", &r, "CONFIG", "GET", "maxmemory-policy", (char *)NULL) ==
-        BITT_OK) {
+    bitt_rd_args a;
+    bitt__rd_args_init(&a);
+    bitt__rd_arg_str(&a, "CONFIG");
+    bitt__rd_arg_str(&a, "GET");
+    bitt__rd_arg_str(&a, "maxmemory-policy");
+    a.retry = 1;
+    rc = bitt__rd_call(be, "CONFIG GET", &a, 1, &r);
+    const int lost = a.lost;
+    bitt__rd_args_free(&a);
+    if (rc == BITT_OK) {
         if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
             r->element[1]->type == REDIS_REPLY_STRING)
             snprintf(policy, sizeof policy, "%s", r->element[1]->str);
         freeReplyObject(r);
-    } else if (!be->c) {
-        return BITT_EBACKEND; /* the connection failed, not just the command */
+    } else if (lost) {
+        return rc; /* the connection failed, not just the command */
     }
     bitt__error_reset();
 
@@ -87,7 +96,7 @@ static void rd_close(bitt_backend *be)
 {
     if (!be)
         return;
-    bitt__rd_disconnect(be);
+    bitt__rd_pool_free(be);
     bitt__rd_waiter_free(&be->waiter);
     bitt__rd_free_location(be);
     free(be);
@@ -107,7 +116,11 @@ static int rd_open(bitt_url *url, const bitt_limits *limits, bitt_backend **out)
     if (!rc)
         rc = bitt__url_check_all_used(url);
     if (!rc)
+        rc = bitt__rd_pool_init(be);
+    if (!rc)
         rc = check_server(be);
+    if (!rc && be->server_major >= 7)
+        rc = bitt__rd_fn_name(be);
     if (rc) {
         rd_close(be);
         return rc;
@@ -187,4 +200,5 @@ const bitt_backend_ops bitt__redis_backend = {
     .wait_remote = bitt__rd_wait_remote,
 
     .queue_ack_many = bitt__rd_queue_ack_many,
+    .concurrent = 1,
 };

@@ -135,21 +135,46 @@ static int read_results(bitt_commit *c, const redisReply *r)
     return rc;
 }
 
+/* The script for c: a lone SET, or a lone DELETE that does not want the
+ * old value, has a short one of its own (commit_lua.c) with the same
+ * effects and reply; every other commit runs the general one. */
+static bitt_rd_script_id commit_script(const bitt_commit *c)
+{
+    if (c->count != 1)
+        return RS_COMMIT;
+    if (c->ops[0].type == BITT_OP_SET)
+        return RS_KV_SET;
+    if (c->ops[0].type == BITT_OP_DELETE && !c->ops[0].want_old)
+        return RS_KV_DELETE;
+    return RS_COMMIT;
+}
+
 int bitt__rd_commit(bitt_backend *be, bitt_commit *c)
 {
     const int64_t now = c->time.now;
+    const bitt_rd_script_id id = commit_script(c);
     bitt_rd_args a;
     bitt__rd_script_args(be, &a, &c->time);
-    bitt__rd_arg_u64(&a, c->count);
     int rc = BITT_OK;
-    for (size_t i = 0; !rc && i < c->count; i++)
-        rc = add_op(&a, &c->ops[i], now);
+    if (id == RS_KV_SET) {
+        const bitt_op *op = &c->ops[0];
+        bitt__rd_arg(&a, op->key, op->key_len);
+        bitt__rd_arg(&a, op->value, op->value_len);
+        bitt__rd_arg_i64(&a, op->kind);
+        bitt__rd_arg_i64(&a, bitt__expiry(now, op->ttl_ms));
+    } else if (id == RS_KV_DELETE) {
+        bitt__rd_arg(&a, c->ops[0].key, c->ops[0].key_len);
+    } else {
+        bitt__rd_arg_u64(&a, c->count);
+        for (size_t i = 0; !rc && i < c->count; i++)
+            rc = add_op(&a, &c->ops[i], now);
+    }
     if (rc) {
         bitt__rd_args_free(&a);
         return rc;
     }
     redisReply *r = NULL;
-    rc = bitt__rd_eval(be, RS_COMMIT, &a, c->count + 1, &r);
+    rc = bitt__rd_eval(be, id, &a, c->count + 1, &r);
     bitt__rd_args_free(&a);
     if (rc)
         return rc;

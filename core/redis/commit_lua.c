@@ -183,3 +183,41 @@ const char bitt__rd_lua_commit[] =
     "  redis.call('ZADD', P .. 'op:' .. op.a, 0, pad(seq))\n"
     "end\n"
     "return out\n";
+
+/* The commits of one SET, and of one DELETE that does not want the old
+ * value: most writes are these, and the general script's op table and
+ * plan cost server time (each redis.call a few us more). The same writes,
+ * the same versionstamp rule (one new one per commit, taken even when
+ * nothing changed) and the same reply {0, version[, found]}. A set reads
+ * nothing first: HSET says how many fields it created, 4 for a new row
+ * (which joins the key index and had no expiry) and 0 for an old one
+ * (already indexed; its old expiry, if any, is dropped by a ZREM that
+ * changes nothing when there was none). */
+const char bitt__rd_lua_kv_set[] =
+    "-- ARGV: now, key, value, kind, expires_at\n"
+    "local key, e = ARGV[2], ARGV[5]\n"
+    "local version = take(META, 'vs', 1)\n"
+    "local added = redis.call('HSET', P .. 'k:' .. key, 'v', ARGV[3], 't', ARGV[4], 's', "
+    "version, 'e', e)\n"
+    "if added > 0 then redis.call('ZADD', P .. 'kidx', 0, key) end\n"
+    "if e ~= '0' then\n"
+    "  redis.call('ZADD', P .. 'kexp', e, key)\n"
+    "elseif added == 0 then\n"
+    "  redis.call('ZREM', P .. 'kexp', key)\n"
+    "end\n"
+    "return {0, version}\n";
+
+const char bitt__rd_lua_kv_delete[] =
+    "-- ARGV: now, key\n"
+    "local key = ARGV[2]\n"
+    "local k = P .. 'k:' .. key\n"
+    "local h = redis.call('HMGET', k, 's', 'e')\n"
+    "local found = 0\n"
+    "if h[1] and live(h[2], NOW) then found = 1 end\n"
+    "local version = take(META, 'vs', 1)\n"
+    "if h[1] then\n"
+    "  redis.call('DEL', k)\n"
+    "  redis.call('ZREM', P .. 'kidx', key)\n"
+    "  if h[2] ~= '0' then redis.call('ZREM', P .. 'kexp', key) end\n"
+    "end\n"
+    "return {0, version, found}\n";

@@ -199,13 +199,15 @@ int bitt__rd_connect(bitt_backend *be, bitt_rd_bound *bound, int64_t deadline, r
     return rc;
 }
 
-void bitt__rd_disconnect(bitt_backend *be)
+/* Closes a connection found broken; a script SHA needs no forgetting: a
+ * server that lost its scripts answers NOSCRIPT, and scripts.c loads it
+ * again. */
+static void disconnect(bitt_rd_conn *conn)
 {
-    if (be->c) {
-        redisFree(be->c);
-        be->c = NULL;
+    if (conn->c) {
+        redisFree(conn->c);
+        conn->c = NULL;
     }
-    memset(be->sha, 0, sizeof be->sha);
 }
 
 /* ---- one command ---------------------------------------------------------------- */
@@ -258,33 +260,39 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
     int len = redisFormatCommandArgv(&cmd, (int)a->count, a->v, a->len);
     if (len < 0 || !cmd)
         return bitt__fail(BITT_ENOMEM, "redis: out of memory formatting %s", what);
-    const int64_t deadline = bitt__monotonic_ms() + be->timeout_ms;
     const char *why = NULL;
     redisReply *r = NULL;
+    a->lost = 0;
+    bitt_rd_conn *conn = bitt__rd_pool_take(be);
+    /* The deadline starts once a connection is ours. */
+    const int64_t deadline = bitt__monotonic_ms() + be->timeout_ms;
     /* A connection that sat idle may have been closed by the server (its
      * idle timeout, a restart): a command that only reads is sent once
      * more on a new connection, within the same deadline. A write is not:
      * it may have been applied. */
     for (int attempt = 0;; attempt++) {
-        int fresh = !be->c;
-        if (fresh && (rc = bitt__rd_connect(be, &be->bound, deadline, &be->c)))
+        int fresh = !conn->c;
+        if (fresh && (rc = bitt__rd_connect(be, &conn->bound, deadline, &conn->c)))
             break;
-        bitt__rd_bound_reset(be, &be->bound, items);
-        int io = bitt__rd_roundtrip(be->c, &be->bound, cmd, (size_t)len, deadline, &r, &why);
+        bitt__rd_bound_reset(be, &conn->bound, items);
+        int io = bitt__rd_roundtrip(conn->c, &conn->bound, cmd, (size_t)len, deadline, &r, &why);
         if (!io)
             break;
-        bitt__rd_disconnect(be);
-        if (io == -1 && a->retry && !fresh && attempt == 0 && !be->bound.exceeded)
+        disconnect(conn);
+        if (io == -1 && a->retry && !fresh && attempt == 0 && !conn->bound.exceeded)
             continue;
-        rc = bitt__fail(be->bound.out_of_memory ? BITT_ENOMEM : BITT_EBACKEND,
+        rc = bitt__fail(conn->bound.out_of_memory ? BITT_ENOMEM : BITT_EBACKEND,
                         "redis %s: %s: %s; the connection was closed and the next call "
                         "reconnects",
                         be->where, what, why);
         break;
     }
+    bitt__rd_pool_give(be, conn);
     free(cmd);
-    if (rc)
+    if (rc) {
+        a->lost = 1;
         return rc;
+    }
     if (r->type == REDIS_REPLY_ERROR) {
         int special = reply_kind(a, r);
         if (special) {

@@ -56,7 +56,10 @@ static char *library_text(const char *lib, size_t *len)
                                "flags = {%s}, callback = function(KEYS, ARGV)\n"
                                "bind(KEYS, ARGV)\n%s"
                                "end}\n",
-                               s->name, lib, id, (s->flags & RS_READONLY) ? "'no-writes'" : "",
+                               s->name, lib, id,
+                               (s->flags & RS_READONLY)    ? "'no-writes'"
+                               : (s->flags & RS_ALLOW_OOM) ? "'allow-oom'"
+                                                           : "",
                                s->body);
     }
     *len = at;
@@ -74,8 +77,8 @@ static uint64_t text_hash(const char *s, size_t n)
     return h;
 }
 
-/* Sets be->fn_lib to the library's versioned name. */
-static int name_library(bitt_backend *be)
+/* Sets be->fn_lib to the library's versioned name (at open: only read after). */
+int bitt__rd_fn_name(bitt_backend *be)
 {
     size_t len = 0;
     char *text = library_text("bitt", &len);
@@ -104,11 +107,12 @@ static int load_library(bitt_backend *be)
     a.retry = 1; /* loading the same text twice is harmless */
     redisReply *r = NULL;
     int rc = bitt__rd_call(be, "FUNCTION LOAD", &a, 1, &r);
+    const int lost = a.lost;
     bitt__rd_args_free(&a);
     free(text);
     if (r)
         freeReplyObject(r);
-    if (rc && be->c) {
+    if (rc && !lost) {
         be->fn_off = 1;
         bitt__error_reset();
         return BITT_OK;
@@ -120,11 +124,6 @@ int bitt__rd_fcall(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size
                    redisReply **out)
 {
     *out = NULL;
-    if (!be->fn_lib[0]) {
-        int rc = name_library(be);
-        if (rc)
-            return rc;
-    }
     char fn[sizeof be->fn_lib + 16];
     int fn_len = snprintf(fn, sizeof fn, "%s_%d", be->fn_lib, (int)id);
     a->v[0] = "FCALL";

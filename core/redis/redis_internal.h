@@ -57,6 +57,8 @@
 #define BITT_RD_PREFIX_MAX 64
 #define BITT_RD_DEFAULT_PREFIX "bitt"
 #define BITT_RD_DEFAULT_TIMEOUT_MS 5000
+#define BITT_RD_DEFAULT_POOL 16
+#define BITT_RD_POOL_MAX 256
 
 /* Every script, by id (sources in the *_lua.c files and beside the code). */
 typedef enum bitt_rd_script_id {
@@ -90,16 +92,21 @@ typedef enum bitt_rd_script_id {
     RS_S_LIST,
     RS_S_DELETE,
     RS_Q_ACK_MANY,
+    RS_KV_SET,
+    RS_KV_DELETE,
     RS_COUNT
 } bitt_rd_script_id;
 
 /* Which Lua libraries a script needs besides the base one. */
-enum { RS_LIB_QCORE = 1, RS_LIB_QUEUE = 2, RS_LIB_BIG = 4, RS_READONLY = 8 };
+/* RS_ALLOW_OOM: the script only frees memory (a delete), so it runs while
+ * the server is over maxmemory (Redis 7+): under noeviction that is how
+ * room is made again. */
+enum { RS_LIB_QCORE = 1, RS_LIB_QUEUE = 2, RS_LIB_BIG = 4, RS_READONLY = 8, RS_ALLOW_OOM = 16 };
 
 typedef struct bitt_rd_script {
     const char *name; /* for messages: "commit", "queue claim" */
     const char *body;
-    int flags; /* RS_LIB_* | RS_READONLY */
+    int flags; /* RS_LIB_* | RS_READONLY | RS_ALLOW_OOM */
 } bitt_rd_script;
 
 /* Limits on one reply, enforced while it is read: hiredis 0.14 has no
@@ -126,6 +133,21 @@ typedef struct bitt_rd_waiter {
     int ready;           /* lock and cond initialised */
 } bitt_rd_waiter;
 
+/* A command connection of the pool (pool.c). */
+typedef struct bitt_rd_conn {
+    redisContext *c; /* NULL when closed: the next command connects */
+    bitt_rd_bound bound;
+} bitt_rd_conn;
+
+typedef struct bitt_rd_pool {
+    pthread_mutex_t lock; /* the free stack, and the backend's sha[] */
+    pthread_cond_t cond;  /* a connection was given back */
+    bitt_rd_conn *conns;  /* size slots */
+    bitt_rd_conn **free;  /* a stack of the slots no call holds */
+    size_t nfree, size;
+    int ready; /* lock and cond initialised */
+} bitt_rd_pool;
+
 struct bitt_backend {
     /* where (url.c) */
     int is_unix;
@@ -142,13 +164,14 @@ struct bitt_backend {
     int allow_eviction;
     bitt_limits limits;
 
-    /* the command connection (conn.c) */
-    redisContext *c; /* NULL when disconnected: the next call connects */
-    bitt_rd_bound bound;
+    /* the command connections (pool.c, conn.c). Calls run on several
+     * threads at once: server_major and fn_lib are set at open and only
+     * read after; sha[] is guarded by pool.lock; fn_off only goes 0 -> 1. */
+    bitt_rd_pool pool;
     int server_major;       /* Redis major version, 0 = unknown */
-    char sha[RS_COUNT][41]; /* loaded scripts ("" = not loaded on c) */
+    char sha[RS_COUNT][41]; /* loaded scripts ("" = not loaded yet) */
     char fn_lib[24];        /* the function library's name, "" = not named yet */
-    int fn_off;             /* 1: the server refuses Functions, EVALSHA only */
+    _Atomic int fn_off;     /* 1: the server refuses Functions, EVALSHA only */
 
     bitt_rd_waiter waiter;
 };
@@ -177,6 +200,7 @@ typedef struct bitt_rd_args {
     size_t nums_len, nums_cap;
     int oom;
     int retry; /* the command only reads: sent again once after a lost connection */
+    int lost;  /* set by bitt__rd_call: it failed on the connection, not by a reply */
 } bitt_rd_args;
 
 void bitt__rd_args_init(bitt_rd_args *a);
@@ -210,12 +234,25 @@ int bitt__rd_push_message(const redisReply *r, size_t at, bitt_messages *out, co
  * was. */
 int bitt__rd_push_messages(const redisReply *r, size_t at, bitt_messages *out, const char *what);
 
+/* ---- pool.c ----------------------------------------------------------------- */
+
+/* Sets up be->pool of be->pool.size slots (none connected). */
+int bitt__rd_pool_init(bitt_backend *be);
+/* Closes every connection; the pool must be idle. */
+void bitt__rd_pool_free(bitt_backend *be);
+/* A slot no other call holds (waits for one when all are taken). */
+bitt_rd_conn *bitt__rd_pool_take(bitt_backend *be);
+void bitt__rd_pool_give(bitt_backend *be, bitt_rd_conn *conn);
+/* The SHA of script id ("" = not loaded), and setting it (NULL: forget). */
+void bitt__rd_sha_get(bitt_backend *be, bitt_rd_script_id id, char out[41]);
+void bitt__rd_sha_set(bitt_backend *be, bitt_rd_script_id id, const char *sha);
+
 /* ---- conn.c ----------------------------------------------------------------- */
 
 /* Opens a connection as configured (AUTH, SELECT), with the reader bounded
  * by `bound`, before deadline (bitt__monotonic_ms). */
 int bitt__rd_connect(bitt_backend *be, bitt_rd_bound *bound, int64_t deadline, redisContext **out);
-/* Sends a on the command connection (connecting first when needed) and
+/* Sends a on a connection of the pool (connecting first when needed) and
  * reads one reply of up to `items` records within timeout_ms. An error
  * reply gives BITT_EBACKEND with the server's message (NOSCRIPT gives
  * BITT_RD_NOSCRIPT instead, for the script registry). A lost connection
@@ -231,7 +268,6 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
                   redisReply **out);
 /* A command of string arguments (NULL-terminated), for setup calls. */
 int bitt__rd_simple(bitt_backend *be, const char *what, redisReply **out, ...);
-void bitt__rd_disconnect(bitt_backend *be);
 /* Sends a formatted command on c and reads one reply before deadline
  * (bitt__monotonic_ms): 0, -2 on a timeout, -1 on another failure (*why
  * gets a static description and c must be freed). */
@@ -256,6 +292,8 @@ void bitt__rd_script_args(bitt_backend *be, bitt_rd_args *a, const bitt_time *t)
 /* Runs a script, loading it when the server does not know it. */
 int bitt__rd_eval(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t items,
                   redisReply **out);
+/* Names the function library (at open, before any call). */
+int bitt__rd_fn_name(bitt_backend *be);
 /* Runs a script as FCALL of its function in the library (functions.c),
  * loading the library when the server lacks it; BITT_RD_FN_REFUSED when
  * the server refuses Functions (be->fn_off set, a left for EVALSHA). */
@@ -268,7 +306,7 @@ int bitt__rd_run(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t
 
 /* Script bodies (the *_lua.c files, and beside the code). */
 extern const char bitt__rd_lua_get_many[], bitt__rd_lua_list[], bitt__rd_lua_purge[];
-extern const char bitt__rd_lua_commit[];
+extern const char bitt__rd_lua_commit[], bitt__rd_lua_kv_set[], bitt__rd_lua_kv_delete[];
 extern const char bitt__rd_lua_q_ack_many[];
 extern const char bitt__rd_lua_q_claim[], bitt__rd_lua_q_ack[], bitt__rd_lua_q_nack[],
     bitt__rd_lua_q_extend[], bitt__rd_lua_q_stats[], bitt__rd_lua_q_dead_list[],

@@ -56,6 +56,8 @@ const bitt_rd_script bitt__rd_scripts[RS_COUNT] = {
     S(RS_S_LIST, "schedule list", bitt__rd_lua_s_list, RS_READONLY),
     S(RS_S_DELETE, "schedule delete", bitt__rd_lua_s_delete, 0),
     S(RS_Q_ACK_MANY, "queue ack_many", bitt__rd_lua_q_ack_many, Q),
+    S(RS_KV_SET, "commit", bitt__rd_lua_kv_set, 0),
+    S(RS_KV_DELETE, "commit", bitt__rd_lua_kv_delete, RS_ALLOW_OOM),
 };
 
 /* The full text of a script, malloc'd; NULL on out of memory. */
@@ -63,7 +65,9 @@ static char *script_text(const bitt_backend *be, const bitt_rd_script *s, size_t
 {
     const char *shebang = "";
     if (be->server_major >= 7)
-        shebang = (s->flags & RS_READONLY) ? "#!lua flags=no-writes\n" : "#!lua\n";
+        shebang = (s->flags & RS_READONLY)    ? "#!lua flags=no-writes\n"
+                  : (s->flags & RS_ALLOW_OOM) ? "#!lua flags=allow-oom\n"
+                                              : "#!lua\n";
     const char *parts[7] = {shebang,
                             bitt__rd_lua_base,
                             (s->flags & RS_LIB_QCORE) ? bitt__rd_lua_qcore : "",
@@ -109,7 +113,7 @@ static int load(bitt_backend *be, bitt_rd_script_id id)
         rc = bitt__fail(BITT_EBACKEND, "redis %s: SCRIPT LOAD of %s gave no SHA", be->where,
                         s->name);
     if (rc == BITT_OK)
-        memcpy(be->sha[id], r->str, 41);
+        bitt__rd_sha_set(be, id, r->str);
     if (r)
         freeReplyObject(r);
     return rc;
@@ -141,22 +145,26 @@ int bitt__rd_eval(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_
         a->len[0] = 7;
     }
     const char *name = bitt__rd_scripts[id].name;
-    /* At most: a load, a NOSCRIPT (the server lost it since), a load again. */
+    /* At most: a load, a NOSCRIPT (the server lost it since), a load again.
+     * The SHA is copied: another thread may forget or set it meanwhile. */
+    char sha[41];
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (!be->c || !be->sha[id][0]) {
+        bitt__rd_sha_get(be, id, sha);
+        if (!sha[0]) {
             int rc = load(be, id);
             if (rc)
                 return rc;
+            bitt__rd_sha_get(be, id, sha);
         }
         if (a->count >= 2) {
-            a->v[1] = be->sha[id];
+            a->v[1] = sha;
             a->len[1] = 40;
         }
         a->retry = (bitt__rd_scripts[id].flags & RS_READONLY) != 0;
         int rc = bitt__rd_call(be, name, a, items, out);
         if (rc != BITT_RD_NOSCRIPT)
             return rc;
-        be->sha[id][0] = '\0';
+        bitt__rd_sha_set(be, id, NULL);
     }
     return bitt__fail(BITT_EBACKEND, "redis %s: %s: the server keeps forgetting the script",
                       be->where, name);

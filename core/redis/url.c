@@ -1,7 +1,7 @@
 /*
  * core/redis/url.c: the Redis store URL and the backend's options.
  *
- *   redis://[user[:password]@]host[:port][/db]?prefix=...&timeout=MS&allow_eviction=1
+ *   redis://[user[:password]@]host[:port][/db]?prefix=...&timeout=MS&allow_eviction=1&pool=N
  *   unix:/path/to/redis.sock?db=N&prefix=...&user=...&password=...
  *
  * The authority is read from the raw (not yet percent-decoded) URL, so a
@@ -180,6 +180,9 @@ int bitt__rd_parse_url(bitt_url *url, bitt_backend *be)
     be->timeout_ms = v;
     rc = bitt__url_param_int(url, "allow_eviction", 0, 1, 0, &v);
     be->allow_eviction = (int)v;
+    if (!rc)
+        rc = bitt__url_param_int(url, "pool", 1, BITT_RD_POOL_MAX, BITT_RD_DEFAULT_POOL, &v);
+    be->pool.size = rc ? 0 : (size_t)v;
     return rc;
 }
 

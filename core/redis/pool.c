@@ -1,0 +1,104 @@
+/*
+ * core/redis/pool.c: the command connections of a store.
+ *
+ * The backend is `concurrent` (the engine calls it without the store's
+ * mutex), so calls from several threads are in flight at once, each on a
+ * connection of its own: one Redis connection answers in order, one
+ * command at a time, and sharing one would serialize the callers again.
+ * Every command takes a connection from the pool and gives it back; a
+ * broken one is closed by conn.c (c = NULL) and its slot connects again
+ * when next taken. Connections open lazily, so a store used by one thread
+ * keeps one; there are at most `pool` (URL option, default
+ * BITT_RD_DEFAULT_POOL) and a caller finding none free waits for one
+ * (each command ends within the store's timeout, so the wait is bounded
+ * too). Free slots are a stack: the connection used last, already open,
+ * is taken first.
+ *
+ * The same mutex guards the script SHAs (scripts.c), which the server
+ * shares across connections.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "redis_internal.h"
+
+int bitt__rd_pool_init(bitt_backend *be)
+{
+    bitt_rd_pool *p = &be->pool;
+    if (pthread_mutex_init(&p->lock, NULL))
+        return bitt__fail(BITT_ENOMEM, "redis: cannot create the pool mutex");
+    if (pthread_cond_init(&p->cond, NULL)) {
+        pthread_mutex_destroy(&p->lock);
+        return bitt__fail(BITT_ENOMEM, "redis: cannot create the pool condition");
+    }
+    p->ready = 1;
+    p->conns = bitt__calloc(p->size, sizeof *p->conns);
+    p->free = bitt__calloc(p->size, sizeof *p->free);
+    if (!p->conns || !p->free)
+        return bitt__fail(BITT_ENOMEM, "redis: out of memory for %zu connections", p->size);
+    for (size_t i = 0; i < p->size; i++)
+        p->free[i] = &p->conns[p->size - 1 - i]; /* conns[0] on top */
+    p->nfree = p->size;
+    return BITT_OK;
+}
+
+void bitt__rd_pool_free(bitt_backend *be)
+{
+    bitt_rd_pool *p = &be->pool;
+    if (p->conns)
+        for (size_t i = 0; i < p->size; i++)
+            if (p->conns[i].c)
+                redisFree(p->conns[i].c);
+    free(p->conns);
+    free(p->free);
+    p->conns = NULL;
+    p->free = NULL;
+    if (p->ready) {
+        pthread_cond_destroy(&p->cond);
+        pthread_mutex_destroy(&p->lock);
+        p->ready = 0;
+    }
+}
+
+bitt_rd_conn *bitt__rd_pool_take(bitt_backend *be)
+{
+    bitt_rd_pool *p = &be->pool;
+    pthread_mutex_lock(&p->lock);
+    while (!p->nfree)
+        pthread_cond_wait(&p->cond, &p->lock);
+    bitt_rd_conn *conn = p->free[--p->nfree];
+    pthread_mutex_unlock(&p->lock);
+    return conn;
+}
+
+void bitt__rd_pool_give(bitt_backend *be, bitt_rd_conn *conn)
+{
+    bitt_rd_pool *p = &be->pool;
+    pthread_mutex_lock(&p->lock);
+    if (conn->c || !p->nfree) {
+        p->free[p->nfree++] = conn;
+    } else {
+        /* A closed slot goes under the open ones: they are taken first. */
+        memmove(p->free + 1, p->free, p->nfree * sizeof *p->free);
+        p->free[0] = conn;
+        p->nfree++;
+    }
+    pthread_cond_signal(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void bitt__rd_sha_get(bitt_backend *be, bitt_rd_script_id id, char out[41])
+{
+    pthread_mutex_lock(&be->pool.lock);
+    memcpy(out, be->sha[id], 41);
+    pthread_mutex_unlock(&be->pool.lock);
+}
+
+void bitt__rd_sha_set(bitt_backend *be, bitt_rd_script_id id, const char *sha)
+{
+    pthread_mutex_lock(&be->pool.lock);
+    if (sha)
+        memcpy(be->sha[id], sha, 40);
+    be->sha[id][sha ? 40 : 0] = '\0';
+    pthread_mutex_unlock(&be->pool.lock);
+}
