@@ -7,8 +7,9 @@
 //          busy_timeout=5000; bitt's own tables meta and kv (WITHOUT ROWID,
 //          the partial expiry index) and the versionstamp row.
 //   set:   BEGIN IMMEDIATE; UPDATE meta SET value = value + 1 WHERE name =
-//          'versionstamp' RETURNING value; INSERT ... ON CONFLICT (key) DO
-//          UPDATE (the upsert with that version, expires_at NULL); COMMIT.
+//          'versionstamp'; SELECT value FROM meta WHERE name = 'versionstamp';
+//          INSERT ... ON CONFLICT (key) DO UPDATE (the upsert with that
+//          version, expires_at NULL); COMMIT.
 //   get:   SELECT value, kind, version, expires_at FROM kv WHERE key = ?1 AND
 //          (expires_at IS NULL OR expires_at > ?2), now bound as ?2; the row
 //          comes back as an object (bitt: {key, value, kind, version,
@@ -41,8 +42,9 @@ function openPeer(file) {
   db.pragma('cache_size = -65536');
   db.pragma('busy_timeout = 5000');
   db.exec(DDL);
-  const stamp = db
-    .prepare("UPDATE meta SET value = value + 1 WHERE name = 'versionstamp' RETURNING value")
+  const stamp = db.prepare("UPDATE meta SET value = value + 1 WHERE name = 'versionstamp'");
+  const stampRead = db
+    .prepare("SELECT value FROM meta WHERE name = 'versionstamp'")
     .pluck()
     .safeIntegers();
   const upsert = db.prepare(
@@ -58,7 +60,8 @@ function openPeer(file) {
     .safeIntegers();
   // better-sqlite3's own way to run a function in BEGIN IMMEDIATE ... COMMIT.
   const setTx = db.transaction((key, value) => {
-    const version = stamp.get();
+    stamp.run();
+    const version = stampRead.get();
     upsert.run(key, value, 0, version, null);
     return version;
   }).immediate;

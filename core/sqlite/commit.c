@@ -32,19 +32,21 @@ static int sq_live_version(bitt_backend *be, int64_t now, const bitt_op *op, uin
     return status;
 }
 
+/* Advances the versionstamp and reads it back: inside the write
+ * transaction, so no other writer comes between the two. */
 static int sq_stamp(bitt_backend *be, uint64_t *out)
 {
-    sqlite3_stmt *st = be->stmts[SQ_STAMP];
     *out = 0;
+    int status = bitt__sq_exec(be, SQ_STAMP, "commit (versionstamp)");
+    if (status != BITT_OK)
+        return status;
+    sqlite3_stmt *st = be->stmts[SQ_STAMP_READ];
     int rc = sqlite3_step(st);
-    int status = BITT_OK;
-    if (rc == SQLITE_ROW) {
+    if (rc == SQLITE_ROW)
         *out = (uint64_t)sqlite3_column_int64(st, 0);
-        rc = sqlite3_step(st); /* runs the UPDATE to its end */
-    }
-    if (rc != SQLITE_DONE)
+    else if (rc != SQLITE_DONE)
         status = bitt__sq_fail(be, rc, "commit (versionstamp)");
-    else if (*out == 0)
+    if (status == BITT_OK && *out == 0)
         status = bitt__fail(BITT_ESCHEMA, "sqlite: the versionstamp row of \"%smeta\" is missing",
                             be->prefix);
     sqlite3_reset(st);
