@@ -74,15 +74,17 @@ static int sq_upsert(bitt_backend *be, const uint8_t *key, size_t key_len, const
     return status;
 }
 
+/* Reads the row (op->found: it was live; op->old: its entry when wanted),
+ * then deletes it, expired or not. */
 static int sq_delete(bitt_backend *be, int64_t now, bitt_op *op)
 {
-    sqlite3_stmt *st = be->stmts[SQ_DELETE];
+    sqlite3_stmt *st = be->stmts[SQ_PEEK];
     op->found = 0;
     int rc = bitt__sq_bind_bytes(st, 1, op->key, op->key_len);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
-    int status = BITT_OK;
-    if (rc == SQLITE_ROW) {
+    int status = BITT_OK, exists = rc == SQLITE_ROW;
+    if (exists) {
         int64_t expires_at = sqlite3_column_int64(st, 3);
         op->found = bitt__live(expires_at, now); /* an expired row is gone all the same */
         if (op->found && op->want_old) {
@@ -90,13 +92,15 @@ static int sq_delete(bitt_backend *be, int64_t now, bitt_op *op)
             if (!op->old)
                 status = BITT_ENOMEM;
         }
-        if (status == BITT_OK)
-            rc = sqlite3_step(st); /* runs the DELETE to its end */
-    }
-    if (status == BITT_OK && rc != SQLITE_DONE)
+    } else if (rc != SQLITE_DONE) {
         status = bitt__sq_fail(be, rc, "commit (delete)");
+    }
     sqlite3_reset(st);
-    return status;
+    if (status != BITT_OK || !exists)
+        return status;
+    st = be->stmts[SQ_DELETE];
+    return bitt__sq_run(be, st, bitt__sq_bind_bytes(st, 1, op->key, op->key_len), "commit (delete)",
+                        NULL);
 }
 
 static int sq_sum(bitt_backend *be, int64_t now, uint64_t version, bitt_op *op)

@@ -36,8 +36,10 @@ static const char *const sq_sql[SQ_KV_END] = {
                   "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (key) DO UPDATE SET "
                   "value = excluded.value, kind = excluded.kind, "
                   "version = excluded.version, expires_at = excluded.expires_at",
-    [SQ_DELETE] = "DELETE FROM \"{p}kv\" WHERE key = ?1 "
-                  "RETURNING value, kind, version, expires_at",
+    /* A delete reads the row, then deletes it: DELETE ... RETURNING
+     * would buffer the row in an ephemeral table, as for the stamp. */
+    [SQ_PEEK] = "SELECT value, kind, version, expires_at FROM \"{p}kv\" WHERE key = ?1",
+    [SQ_DELETE] = "DELETE FROM \"{p}kv\" WHERE key = ?1",
     [SQ_LIST_ASC] = SQ_LIST("", "ASC"),
     [SQ_LIST_DESC] = SQ_LIST("", "DESC"),
     [SQ_LIST_ASC_HI] = SQ_LIST(" AND key < ?2", "ASC"),

@@ -46,7 +46,8 @@ typedef enum bitt_sq_id {
     SQ_GET,                    /* a live row by key: value, kind, version, expires_at */
     SQ_VERSION,                /* a live row's version */
     SQ_UPSERT,                 /* key, value, kind, version, expires_at */
-    SQ_DELETE,                 /* by key, RETURNING value, kind, version, expires_at */
+    SQ_PEEK,                   /* a row by key, live or not: value, kind, version, expires_at */
+    SQ_DELETE,                 /* by key */
     SQ_LIST_ASC,               /* [lo, +inf), ascending */
     SQ_LIST_DESC,              /* [lo, +inf), descending */
     SQ_LIST_ASC_HI,            /* [lo, hi), ascending */
