@@ -155,13 +155,13 @@ static void bitt_preload(bitt_store *s)
 
 /* ---- raw sqlite3: the SQL the SQLite backend runs --------------------------- */
 
-enum { R_BEGIN_IMM, R_COMMIT, R_STAMP, R_GET, R_VERSION, R_UPSERT, R_COUNT };
+enum { R_BEGIN_IMM, R_COMMIT, R_STAMP, R_STAMP_READ, R_GET, R_VERSION, R_UPSERT, R_COUNT };
 
 static const char *const raw_sql[R_COUNT] = {
     [R_BEGIN_IMM] = "BEGIN IMMEDIATE",
     [R_COMMIT] = "COMMIT",
-    [R_STAMP] = "UPDATE \"meta\" SET value = value + 1 WHERE name = 'versionstamp' "
-                "RETURNING value",
+    [R_STAMP] = "UPDATE \"meta\" SET value = value + 1 WHERE name = 'versionstamp'",
+    [R_STAMP_READ] = "SELECT value FROM \"meta\" WHERE name = 'versionstamp'",
     [R_GET] = "SELECT value, kind, version, expires_at FROM \"kv\" WHERE key = ?1 "
               "AND (expires_at IS NULL OR expires_at > ?2)",
     [R_VERSION] = "SELECT version FROM \"kv\" WHERE key = ?1 AND "
@@ -202,12 +202,11 @@ static void raw_exec(raw_db *r, int id)
 
 static uint64_t raw_stamp(raw_db *r)
 {
-    sqlite3_stmt *st = r->st[R_STAMP];
+    raw_exec(r, R_STAMP);
+    sqlite3_stmt *st = r->st[R_STAMP_READ];
     if (sqlite3_step(st) != SQLITE_ROW)
         raw_fail(r, "stamp");
     uint64_t v = (uint64_t)sqlite3_column_int64(st, 0);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        raw_fail(r, "stamp");
     sqlite3_reset(st);
     return v;
 }

@@ -60,7 +60,15 @@ endif()
 add_test(NAME abi_install COMMAND ${BITT_BASH} ${BITT_ABI_TESTS}/install_test.sh)
 set_tests_properties(abi_install PROPERTIES
   TIMEOUT 600
-  ENVIRONMENT "BITT_BUILD_DIR=${PROJECT_BINARY_DIR};BITT_WORK_DIR=${BITT_ABI_WORK}/install;BITT_SOURCE_DIR=${BITT_ABI_TESTS};BITT_CMAKE=${CMAKE_COMMAND};BITT_GENERATOR=${CMAKE_GENERATOR};BITT_MAKE_PROGRAM=${CMAKE_MAKE_PROGRAM};BITT_CC=${CMAKE_C_COMPILER};BITT_CFLAGS=${_bitt_consumer_flags};BITT_PKG_CONFIG=${PKG_CONFIG_EXECUTABLE};BITT_LIBDIR=${CMAKE_INSTALL_LIBDIR};BITT_INCLUDEDIR=${CMAKE_INSTALL_INCLUDEDIR};BITT_BINDIR=${CMAKE_INSTALL_BINDIR};BITT_VERSION=${PROJECT_VERSION};BITT_MAJOR=${PROJECT_VERSION_MAJOR};BITT_READELF=${CMAKE_READELF}")
+  ENVIRONMENT "BITT_BUILD_DIR=${PROJECT_BINARY_DIR};BITT_WORK_DIR=${BITT_ABI_WORK}/install;BITT_SOURCE_DIR=${BITT_ABI_TESTS};BITT_CMAKE=${CMAKE_COMMAND};BITT_GENERATOR=${CMAKE_GENERATOR};BITT_MAKE_PROGRAM=${CMAKE_MAKE_PROGRAM};BITT_CC=${CMAKE_C_COMPILER};BITT_CFLAGS=${_bitt_consumer_flags};BITT_PKG_CONFIG=${PKG_CONFIG_EXECUTABLE};BITT_LIBDIR=${CMAKE_INSTALL_LIBDIR};BITT_INCLUDEDIR=${CMAKE_INSTALL_INCLUDEDIR};BITT_BINDIR=${CMAKE_INSTALL_BINDIR};BITT_VERSION=${PROJECT_VERSION};BITT_MAJOR=${PROJECT_VERSION_MAJOR};BITT_READELF=${CMAKE_READELF};BITT_SQLITE_BUILTIN=$<BOOL:${BITT_SQLITE_AMALGAMATION}>")
+
+# A built-in SQLite (core/sqlite/sqlite.cmake) is private: neither library
+# defines a sqlite3_* symbol an application's own SQLite could clash with.
+if(BITT_SQLITE_AMALGAMATION)
+  add_test(NAME abi_sqlite_private
+    COMMAND ${BITT_BASH} -c "! '${CMAKE_NM}' -g --defined-only \"$1\" \"$2\" | grep -E ' [A-Z] _?sqlite3'"
+      _ $<TARGET_FILE:bitt> $<TARGET_FILE:bitt_static>)
+endif()
 
 # ---- (d) the command-line tool ---------------------------------------------
 add_test(NAME cli
@@ -114,6 +122,8 @@ if(BITT_CLANG_FORMAT)
     ${PROJECT_SOURCE_DIR}/tests/faults/*.[ch]
     ${PROJECT_SOURCE_DIR}/tests/inject/*.[ch]
     ${PROJECT_SOURCE_DIR}/bench/*.c ${PROJECT_SOURCE_DIR}/examples/*.[ch])
+  # bench/node/node_modules (npm ci --prefix bench/node) holds other projects' C.
+  list(FILTER BITT_FORMATTED_SOURCES EXCLUDE REGEX "/node_modules/")
   add_test(NAME format COMMAND ${BITT_CLANG_FORMAT} --dry-run --Werror ${BITT_FORMATTED_SOURCES})
   set_tests_properties(format PROPERTIES LABELS abi)
 endif()

@@ -6,8 +6,9 @@ package bench
 //   - the same tables (meta, kv WITHOUT ROWID, the partial expiry index) and
 //     pragmas (WAL, synchronous=NORMAL, cache_size=-65536, busy_timeout 5000);
 //   - set: BEGIN IMMEDIATE; UPDATE meta SET value = value + 1 WHERE name =
-//     'versionstamp' RETURNING value; INSERT ... ON CONFLICT (key) DO UPDATE
-//     (the versionstamp as the row's version, expires_at NULL); COMMIT;
+//     'versionstamp'; SELECT value FROM meta WHERE name = 'versionstamp';
+//     INSERT ... ON CONFLICT (key) DO UPDATE (the versionstamp as the row's
+//     version, expires_at NULL); COMMIT;
 //   - get: SELECT value, kind, version, expires_at WHERE key = ?1 AND
 //     (expires_at IS NULL OR expires_at > ?2), now bound as ms.
 //
@@ -32,8 +33,9 @@ CREATE INDEX IF NOT EXISTS kv_expires ON kv (expires_at) WHERE expires_at IS NOT
 INSERT OR IGNORE INTO meta (name, value) VALUES ('versionstamp', 0);`
 
 const (
-	sqliteStampSQL  = `UPDATE meta SET value = value + 1 WHERE name = 'versionstamp' RETURNING value`
-	sqliteUpsertSQL = `INSERT INTO kv (key, value, kind, version, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
+	sqliteStampSQL     = `UPDATE meta SET value = value + 1 WHERE name = 'versionstamp'`
+	sqliteStampReadSQL = `SELECT value FROM meta WHERE name = 'versionstamp'`
+	sqliteUpsertSQL    = `INSERT INTO kv (key, value, kind, version, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value, kind = excluded.kind,
 version = excluded.version, expires_at = excluded.expires_at`
 	sqliteGetSQL = `SELECT value, kind, version, expires_at FROM kv WHERE key = ?1
@@ -41,9 +43,9 @@ AND (expires_at IS NULL OR expires_at > ?2)`
 )
 
 type sqliteRef struct {
-	db                   *sql.DB
-	stamp, upsert, query *sql.Stmt
-	bareVersion          int64
+	db                              *sql.DB
+	stamp, stampRead, upsert, query *sql.Stmt
+	bareVersion                     int64
 }
 
 var sqliteDir string
@@ -88,7 +90,7 @@ func openSQLitePeer(path string) (*sqliteRef, error) {
 	for _, s := range []struct {
 		to  **sql.Stmt
 		sql string
-	}{{&p.stamp, sqliteStampSQL}, {&p.upsert, sqliteUpsertSQL}, {&p.query, sqliteGetSQL}} {
+	}{{&p.stamp, sqliteStampSQL}, {&p.stampRead, sqliteStampReadSQL}, {&p.upsert, sqliteUpsertSQL}, {&p.query, sqliteGetSQL}} {
 		if *s.to, err = db.Prepare(s.sql); err != nil {
 			return nil, fmt.Errorf("prepare: %w", err)
 		}
@@ -118,7 +120,10 @@ func (p *sqliteRef) set(key []byte) error {
 		return err
 	}
 	var version int64
-	if err = tx.StmtContext(bg, p.stamp).QueryRowContext(bg).Scan(&version); err == nil {
+	if _, err = tx.StmtContext(bg, p.stamp).ExecContext(bg); err == nil {
+		err = tx.StmtContext(bg, p.stampRead).QueryRowContext(bg).Scan(&version)
+	}
+	if err == nil {
 		_, err = tx.StmtContext(bg, p.upsert).ExecContext(bg, key, benchValue, 0, version, nil)
 	}
 	if err != nil {

@@ -7,8 +7,9 @@
 //          busy_timeout=5000; bitt's own tables meta and kv (WITHOUT ROWID,
 //          the partial expiry index) and the versionstamp row.
 //   set:   BEGIN IMMEDIATE; UPDATE meta SET value = value + 1 WHERE name =
-//          'versionstamp' RETURNING value; INSERT ... ON CONFLICT (key) DO
-//          UPDATE (the upsert with that version, expires_at NULL); COMMIT.
+//          'versionstamp'; SELECT value FROM meta WHERE name = 'versionstamp';
+//          INSERT ... ON CONFLICT (key) DO UPDATE (the upsert with that
+//          version, expires_at NULL); COMMIT.
 //   get:   SELECT value, kind, version, expires_at FROM kv WHERE key = ?1 AND
 //          (expires_at IS NULL OR expires_at > ?2), now bound as ?2; the row
 //          comes back as an object (bitt: {key, value, kind, version,
@@ -16,7 +17,8 @@
 //          with safeIntegers, so version is a bigint there too, as are kind
 //          and expires_at).
 // Not the same: bitt links the system SQLite (Debian 12: 3.40.1, built with
-// SECURE_DELETE and memory statistics), better-sqlite3 bundles its own
+// SECURE_DELETE and memory statistics) unless built with an amalgamation
+// (docs/sqlite.md), better-sqlite3 bundles its own
 // amalgamation (3.53.2 in better-sqlite3 12.11, built for speed). The "bare upsert" row does less than
 // bitt (autocommit, no versionstamp): a reference for what a set costs.
 import fs from 'node:fs';
@@ -41,8 +43,9 @@ function openPeer(file) {
   db.pragma('cache_size = -65536');
   db.pragma('busy_timeout = 5000');
   db.exec(DDL);
-  const stamp = db
-    .prepare("UPDATE meta SET value = value + 1 WHERE name = 'versionstamp' RETURNING value")
+  const stamp = db.prepare("UPDATE meta SET value = value + 1 WHERE name = 'versionstamp'");
+  const stampRead = db
+    .prepare("SELECT value FROM meta WHERE name = 'versionstamp'")
     .pluck()
     .safeIntegers();
   const upsert = db.prepare(
@@ -58,7 +61,8 @@ function openPeer(file) {
     .safeIntegers();
   // better-sqlite3's own way to run a function in BEGIN IMMEDIATE ... COMMIT.
   const setTx = db.transaction((key, value) => {
-    const version = stamp.get();
+    stamp.run();
+    const version = stampRead.get();
     upsert.run(key, value, 0, version, null);
     return version;
   }).immediate;

@@ -32,19 +32,21 @@ static int sq_live_version(bitt_backend *be, int64_t now, const bitt_op *op, uin
     return status;
 }
 
+/* Advances the versionstamp and reads it back: inside the write
+ * transaction, so no other writer comes between the two. */
 static int sq_stamp(bitt_backend *be, uint64_t *out)
 {
-    sqlite3_stmt *st = be->stmts[SQ_STAMP];
     *out = 0;
+    int status = bitt__sq_exec(be, SQ_STAMP, "commit (versionstamp)");
+    if (status != BITT_OK)
+        return status;
+    sqlite3_stmt *st = be->stmts[SQ_STAMP_READ];
     int rc = sqlite3_step(st);
-    int status = BITT_OK;
-    if (rc == SQLITE_ROW) {
+    if (rc == SQLITE_ROW)
         *out = (uint64_t)sqlite3_column_int64(st, 0);
-        rc = sqlite3_step(st); /* runs the UPDATE to its end */
-    }
-    if (rc != SQLITE_DONE)
+    else if (rc != SQLITE_DONE)
         status = bitt__sq_fail(be, rc, "commit (versionstamp)");
-    else if (*out == 0)
+    if (status == BITT_OK && *out == 0)
         status = bitt__fail(BITT_ESCHEMA, "sqlite: the versionstamp row of \"%smeta\" is missing",
                             be->prefix);
     sqlite3_reset(st);
@@ -72,15 +74,17 @@ static int sq_upsert(bitt_backend *be, const uint8_t *key, size_t key_len, const
     return status;
 }
 
+/* Reads the row (op->found: it was live; op->old: its entry when wanted),
+ * then deletes it, expired or not. */
 static int sq_delete(bitt_backend *be, int64_t now, bitt_op *op)
 {
-    sqlite3_stmt *st = be->stmts[SQ_DELETE];
+    sqlite3_stmt *st = be->stmts[SQ_PEEK];
     op->found = 0;
     int rc = bitt__sq_bind_bytes(st, 1, op->key, op->key_len);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
-    int status = BITT_OK;
-    if (rc == SQLITE_ROW) {
+    int status = BITT_OK, exists = rc == SQLITE_ROW;
+    if (exists) {
         int64_t expires_at = sqlite3_column_int64(st, 3);
         op->found = bitt__live(expires_at, now); /* an expired row is gone all the same */
         if (op->found && op->want_old) {
@@ -88,13 +92,15 @@ static int sq_delete(bitt_backend *be, int64_t now, bitt_op *op)
             if (!op->old)
                 status = BITT_ENOMEM;
         }
-        if (status == BITT_OK)
-            rc = sqlite3_step(st); /* runs the DELETE to its end */
-    }
-    if (status == BITT_OK && rc != SQLITE_DONE)
+    } else if (rc != SQLITE_DONE) {
         status = bitt__sq_fail(be, rc, "commit (delete)");
+    }
     sqlite3_reset(st);
-    return status;
+    if (status != BITT_OK || !exists)
+        return status;
+    st = be->stmts[SQ_DELETE];
+    return bitt__sq_run(be, st, bitt__sq_bind_bytes(st, 1, op->key, op->key_len), "commit (delete)",
+                        NULL);
 }
 
 static int sq_sum(bitt_backend *be, int64_t now, uint64_t version, bitt_op *op)

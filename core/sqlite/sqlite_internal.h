@@ -41,11 +41,13 @@ typedef enum bitt_sq_id {
     SQ_COMMIT,
     SQ_ROLLBACK,
     SQ_FIRST_TABLE,
-    SQ_STAMP = SQ_FIRST_TABLE, /* takes the next versionstamp */
+    SQ_STAMP = SQ_FIRST_TABLE, /* advances the versionstamp */
+    SQ_STAMP_READ,             /* reads it back */
     SQ_GET,                    /* a live row by key: value, kind, version, expires_at */
     SQ_VERSION,                /* a live row's version */
     SQ_UPSERT,                 /* key, value, kind, version, expires_at */
-    SQ_DELETE,                 /* by key, RETURNING value, kind, version, expires_at */
+    SQ_PEEK,                   /* a row by key, live or not: value, kind, version, expires_at */
+    SQ_DELETE,                 /* by key */
     SQ_LIST_ASC,               /* [lo, +inf), ascending */
     SQ_LIST_DESC,              /* [lo, +inf), descending */
     SQ_LIST_ASC_HI,            /* [lo, hi), ascending */

@@ -13,6 +13,7 @@
 #   BITT_LIBDIR       CMAKE_INSTALL_LIBDIR;  BITT_INCLUDEDIR, BITT_BINDIR
 #   BITT_VERSION      the project version;  BITT_MAJOR its major
 #   BITT_READELF      readelf
+#   BITT_SQLITE_BUILTIN  1 when an SQLite amalgamation is built in (no -lsqlite3)
 set -euo pipefail
 
 for v in BITT_BUILD_DIR BITT_WORK_DIR BITT_SOURCE_DIR BITT_CMAKE BITT_GENERATOR BITT_CC \
@@ -125,7 +126,9 @@ pc_static=$("$BITT_PKG_CONFIG" --libs --static bitt)
 echo "    cflags: $pc_cflags"
 echo "    libs: $pc_libs"
 echo "    libs --static: $pc_static"
-case " $pc_static " in
+case "${BITT_SQLITE_BUILTIN:-0}: $pc_static " in
+1:*" -lsqlite3 "*) fail "pkg-config --static --libs bitt names -lsqlite3, yet SQLite is built in" ;;
+1:*) ;;
 *" -lsqlite3 "*) ;;
 *) fail "pkg-config --static --libs bitt lacks -lsqlite3" ;;
 esac

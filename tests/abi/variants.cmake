@@ -45,7 +45,7 @@ endfunction()
 function(bitt_abi_variant name map_text)
   set(_dir ${BITT_ABI_VARIANTS}/${name})
   bitt_abi_write(${_dir}/bitt.map "${map_text}")
-  add_library(bitt_abi_${name} SHARED ${ARGN})
+  add_library(bitt_abi_${name} SHARED ${ARGN} ${BITT_SQLITE_OBJECTS})
   set_target_properties(bitt_abi_${name} PROPERTIES
     OUTPUT_NAME bitt
     VERSION ${PROJECT_VERSION}
@@ -59,7 +59,7 @@ function(bitt_abi_variant name map_text)
   target_link_options(bitt_abi_${name} PRIVATE
     "LINKER:--version-script=${_dir}/bitt.map" "LINKER:--no-undefined")
   target_link_libraries(bitt_abi_${name} PRIVATE
-    PkgConfig::SQLITE3 Threads::Threads ${BITT_BACKEND_LIBS})
+    ${BITT_SQLITE_LINK} Threads::Threads ${BITT_BACKEND_LIBS})
 endfunction()
 
 # removed: the same objects, one name less in the map.
@@ -81,7 +81,7 @@ target_compile_options(bitt_abi_layout_objects PRIVATE -g)
 target_include_directories(bitt_abi_layout_objects BEFORE PRIVATE
   ${BITT_ABI_VARIANTS}/layout/include ${PROJECT_SOURCE_DIR}/core)
 target_link_libraries(bitt_abi_layout_objects PRIVATE
-  PkgConfig::SQLITE3 Threads::Threads ${BITT_BACKEND_LIBS})
+  ${BITT_SQLITE_LINK} Threads::Threads ${BITT_BACKEND_LIBS})
 bitt_abi_variant(layout "${_bitt_map}" $<TARGET_OBJECTS:bitt_abi_layout_objects>)
 
 # added_new / added_old: one more exported function, in a new node or in a
