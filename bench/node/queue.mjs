@@ -13,16 +13,18 @@
 //             workers to the last job done. A bitt worker is the idiomatic
 //             `for await` over queue.consume(topic, {prefetch, lease}): a
 //             dequeue of up to `prefetch` (BITT_BENCH_PREFETCH, 1 by default:
-//             one job at a time, as BullMQ) then an ack each (two round trips
-//             a job at prefetch 1; ack deletes the message); a BullMQ worker
-//             fetches a job, runs the no-op processor and moves it to
-//             completed, which deletes it (removeOnComplete) and fetches the
-//             next (one round trip a job).
+//             one job leased at a time, as BullMQ) then m.ack() each, not
+//             awaited: the acks asked for while one is in flight commit
+//             together (ackMany), and the acks of a used-up batch go as the
+//             next dequeue is issued; a job is done when its ack committed
+//             (ack deletes the message); a BullMQ worker fetches a job, runs
+//             the no-op processor and moves it to completed, which deletes it
+//             (removeOnComplete) and fetches the next (one round trip a job).
 //   enqueue -> done: the workers are running and waiting first; one producer
 //             enqueues every job (one in flight); the clock runs from the first
 //             enqueue to the last job done.
-// The "batch" row is bitt only (consume prefetch BITT_BENCH_BATCH, then one ack
-// each): BullMQ's open-source Worker has no batch fetch, so its figure there
+// The "batch" row is bitt only (consume prefetch BITT_BENCH_BATCH, acks grouped
+// as above): BullMQ's open-source Worker has no batch fetch, so its figure there
 // is its one-worker figure again.
 import { config, inFlight, loadPeer, median, rate, signal, withParam } from './util.mjs';
 
@@ -41,21 +43,32 @@ function bittSide(bitt, url, queueWait) {
     enqueue: (topic, i) => producer.queue.enqueue(topic, { i }),
     // Runs `workers` loops, each on a store of its own, until `jobs` are
     // done; resolves to {t0, t1}: just before the first dequeue, the last
-    // ack. Each loop is the idiomatic consumer: `for await` over
+    // ack committed. Each loop is the idiomatic consumer: `for await` over
     // queue.consume(topic, {prefetch}) (one dequeue with wait leases up to
-    // `prefetch` messages, handed out one by one), an ack each. The loops
-    // still waiting once every job is done end as their stores close.
+    // `prefetch` messages, handed out one by one), then m.ack() without
+    // awaiting it: the loop goes on to the next message while the ack
+    // commits, and the consumer sends the acks asked for meanwhile in one
+    // ackMany (group commit; a job counts as done only once its ack's
+    // Promise resolved). The loops still waiting once every job is done end
+    // as their stores close (close() waits for the acks in flight).
     async work(topic, jobs, workers, { prefetch = 1, started } = {}) {
       const ws = [];
       for (let w = 0; w < workers; w++) ws.push(await bitt.openAsync(url));
       let done = 0;
+      let failed = null;
       const finished = signal();
       const opts = { prefetch, lease: LEASE_MS, wait: queueWait };
+      const acked = () => {
+        if (++done === jobs) finished.resolve(process.hrtime.bigint());
+      };
+      const fail = (e) => {
+        failed ??= e;
+        finished.resolve(process.hrtime.bigint());
+      };
       const loop = async (s) => {
         for await (const m of s.queue.consume(topic, opts)) {
-          await s.queue.ack(m);
-          if (++done === jobs) finished.resolve(process.hrtime.bigint());
-          if (done >= jobs) break;
+          m.ack().then(acked, fail);
+          if (done >= jobs || failed) break;
         }
       };
       const t0 = process.hrtime.bigint();
@@ -64,6 +77,7 @@ function bittSide(bitt, url, queueWait) {
       const t1 = await Promise.race([finished.promise, Promise.all(loops).then(() => process.hrtime.bigint())]);
       await Promise.all(ws.map((s) => s.close()));
       await Promise.all(loops);
+      if (failed) throw failed;
       if (done !== jobs) throw new Error(`bitt workers did ${done} of ${jobs} jobs`);
       return { t0, t1 };
     },

@@ -43,6 +43,16 @@ export class Message {
   readonly value: Value;
 }
 
+/** A message handed out by queue.consume(). */
+export interface ConsumedMessage extends Message {
+  /** Resolves once the ack is committed; acks asked for while another of the
+   * same consumer is in flight (or in the same event-loop turn) commit
+   * together in one ackMany. Rejects with StaleToken for this message alone. */
+  ack(): Promise<void>;
+  nack(error?: string | null, options?: { delay?: Int }): Promise<void>;
+  extend(lease: Int): Promise<void>;
+}
+
 export class Schedule {
   readonly key: string;
   readonly interval: number;
@@ -205,7 +215,7 @@ export class AsyncStore {
   readonly kv: KVOf<false>;
   readonly queue: QueueOf<false> & {
     /** prefetch: messages leased per dequeue, handed out one by one (their leases run meanwhile). */
-    consume(topic: Name, options?: ConsumeOptions): AsyncGenerator<Message, void>;
+    consume(topic: Name, options?: ConsumeOptions): AsyncGenerator<ConsumedMessage, void>;
   };
   readonly lease: LeasesOf<false>;
   readonly outbox: OutboxOf<false>;

@@ -36,8 +36,14 @@ async function asyncPart(url: string): Promise<void> {
     console.log(bytes);
     for await (const entry of a.kv.list({ limit: 10 })) console.log(entry.key);
     await a.queue.enqueue('jobs', 'payload', { delay: 0 });
+    await a.queue.enqueue('jobs', 'second');
     for await (const m of a.queue.consume('jobs', { lease: 1000, wait: 500 })) {
-      await a.queue.ack(m);
+      if (m.value === 'payload') {
+        await a.queue.ack(m);
+        continue;
+      }
+      const done: Promise<void> = m.ack(); // grouped with the consumer's other acks
+      await done;
       break;
     }
     const sub: bitt.AsyncSubscription = a.pubsub.subscribe('news');

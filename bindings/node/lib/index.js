@@ -15,6 +15,7 @@ const errors = require('./errors');
 const values = require('./values');
 const api = require('./api');
 const M = require('./model');
+const { consume } = require('./consumer');
 
 // A store wrapper dropped without close() still frees its box (which
 // outlives calls in flight: they hold a reference on it in C). A wrapper
@@ -242,6 +243,7 @@ class AsyncStore {
   constructor(box, owner) {
     adopt(this, box, owner);
     this._closing = false;
+    this._consumers = new Set(); // the AckGroups of its consume() loops
     const self = this;
     this.queue.consume = (topic, o) => consume(self, topic, o);
     this.kv.list = (o) => listAll(self, o);
@@ -280,35 +282,14 @@ class AsyncStore {
    * with UsageError. Idempotent. On an attached handle: only this handle. */
   async close() {
     this._closing = true;
+    // Acks the consumers were asked for commit first (nothing left unsettled).
+    await Promise.all([...this._consumers].map((c) => c.drain()));
     await Promise.all([...this._subs].map((s) => s.close()));
     await closeBox(this, (box) => A.bittw_close(box));
   }
 
   [Symbol.asyncDispose]() {
     return this.close();
-  }
-}
-
-/* Messages as they come, until the loop breaks or the store closes: one
- * dequeue (with wait) leases up to `prefetch` messages at once (`limit` is
- * its older name), handed out one by one; each is still the caller's to ack
- * or nack. The leases of prefetched messages run from that dequeue, not from
- * when the loop reaches them: `lease` must cover handling the whole batch
- * (or extend() them). Messages prefetched but not handed out when the loop
- * breaks stay leased until their lease ends, then come back. */
-async function* consume(store, topic, o = {}) {
-  const { lease = 0, wait = 1000 } = o;
-  const prefetch = o.prefetch ?? o.limit ?? 1;
-  if (!Number.isInteger(prefetch) || prefetch < 1) throw new TypeError('prefetch must be a positive integer');
-  while (!store._closing) {
-    let batch;
-    try {
-      batch = await store.queue.dequeue(topic, { limit: prefetch, lease, wait });
-    } catch (e) {
-      if (store._closing && e instanceof errors.UsageError) return;
-      throw e;
-    }
-    for (const m of batch) yield m;
   }
 }
 
