@@ -32,7 +32,7 @@
 #include <pthread.h>
 
 #include "bitt.h"
-#include "private_server.h"
+#include "private_redis.h"
 #include "scale.h"
 
 #define THREADS 16
@@ -45,21 +45,13 @@ static redisContext *g_raw;
 static int start_server(void **state)
 {
     (void)state;
-    int port = 0;
-    if (ts_server_start(&g_srv, "redis", "rthr") != 0 ||
-        sscanf(g_srv.url, "redis://127.0.0.1:%d", &port) != 1)
-        return -1;
-    g_raw = redisConnect("127.0.0.1", port);
-    return g_raw && !g_raw->err ? 0 : -1;
+    return ts_redis_start(&g_srv, "rthr", &g_raw);
 }
 
 static int stop_server(void **state)
 {
     (void)state;
-    if (g_raw)
-        redisFree(g_raw);
-    if (ts_server_stop(&g_srv) != 0)
-        fprintf(stderr, "test_redis_threads: could not stop the server in %s\n", g_srv.dir);
+    ts_redis_stop(&g_srv, &g_raw, "test_redis_threads");
     return 0;
 }
 

@@ -7,12 +7,10 @@
  * default), and each environment (the main thread, every worker thread) has
  * one completion channel: a list of finished jobs and one thread-safe
  * function, called only when the list turns non-empty, so one event-loop
- * wake-up settles every call that finished meanwhile. A worker that runs out
- * of jobs may spin for BITT_NODE_SPIN_US before it sleeps (0, never, by
- * default): it would hand a caller that awaits one call at a time its next
- * call without a futex wake-up, but on a 2-core machine the spinner takes
- * the core the event loop needs: an awaited memory get went from ~20 us to
- * ~50 us with a 30 us spin, at twice the CPU (bench/node/README.md).
+ * wake-up settles every call that finished meanwhile. Idle workers sleep at
+ * once: a spin before sleeping was measured (bench/node/README.md) and on a
+ * 2-core machine it took the core the event loop needs (an awaited memory
+ * get ~20 us -> ~50 us with a 30 us spin, at twice the CPU).
  *
  * Lifetime: a channel lives while its environment does and while a job of
  * it is in flight (a reference count). When the environment is torn down
@@ -177,14 +175,12 @@ class BittwDispatch {
         {
             std::lock_guard<std::mutex> g(lock_);
             /* Every idle thread has a job already: one more thread. */
-            if (queue_.size() >= sleeping_ + spinning_ && threads_ < max_threads_)
+            if (queue_.size() >= sleeping_ && threads_ < max_threads_)
                 spawn();
             if (threads_ == 0)
                 return false;
             queue_.push_back(job);
-            queued_.store(queue_.size(), std::memory_order_release);
-            /* Spinning workers see it without a wake-up. */
-            if (queue_.size() > spinning_ && sleeping_ > 0)
+            if (sleeping_ > 0)
                 wake_.notify_one();
         }
         c->hold(env);
@@ -195,7 +191,6 @@ class BittwDispatch {
     BittwDispatch()
     {
         max_threads_ = env_size("BITT_NODE_THREADS", 8, 1, 256);
-        spin_us_ = env_size("BITT_NODE_SPIN_US", 0, 0, 10000);
     }
 
     static size_t env_size(const char *name, size_t dflt, size_t lo, size_t hi)
@@ -220,21 +215,9 @@ class BittwDispatch {
     }
 
     /* Under lk (held): the next job, or NULL after 30 s idle (the thread
-     * then ends). Spins first (lock released), then sleeps. */
+     * then ends). */
     BittwJob *next(std::unique_lock<std::mutex> &lk)
     {
-        if (queue_.empty() && spin_us_ > 0) {
-            spinning_++;
-            lk.unlock();
-            auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us_);
-            while (queued_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until) {
-#if defined(__x86_64__) || defined(__i386__)
-                __builtin_ia32_pause();
-#endif
-            }
-            lk.lock();
-            spinning_--;
-        }
         if (queue_.empty()) {
             sleeping_++;
             bool got = wake_.wait_for(lk, std::chrono::seconds(30), [this] { return !queue_.empty(); });
@@ -244,9 +227,8 @@ class BittwDispatch {
         }
         BittwJob *job = queue_.front();
         queue_.pop_front();
-        queued_.store(queue_.size(), std::memory_order_release);
-        /* Jobs left and nobody spinning to take them: wake one more. */
-        if (queue_.size() > spinning_ && sleeping_ > 0)
+        /* Jobs left: wake one more. */
+        if (!queue_.empty() && sleeping_ > 0)
             wake_.notify_one();
         return job;
     }
@@ -270,9 +252,8 @@ class BittwDispatch {
     std::mutex lock_;
     std::condition_variable wake_;
     std::deque<BittwJob *> queue_;
-    std::atomic<size_t> queued_{0}; /* queue_.size(), read by spinners without the lock */
-    size_t threads_ = 0, sleeping_ = 0, spinning_ = 0;
-    size_t max_threads_ = 8, spin_us_ = 0;
+    size_t threads_ = 0, sleeping_ = 0;
+    size_t max_threads_ = 8;
 };
 
 #endif
