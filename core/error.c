@@ -5,7 +5,7 @@
 #include "internal.h"
 
 static _Thread_local int last_code;
-static _Thread_local char last_message[512];
+static _Thread_local char last_message[sizeof((bitt__error_state *)0)->message];
 
 const char *bitt_strerror(int status)
 {
@@ -62,4 +62,16 @@ int bitt__fail(int code, const char *fmt, ...)
     va_end(ap);
     last_code = code;
     return code;
+}
+
+void bitt__error_save(bitt__error_state *out)
+{
+    out->code = last_code;
+    memcpy(out->message, last_message, sizeof last_message);
+}
+
+void bitt__error_restore(const bitt__error_state *in)
+{
+    last_code = in->code;
+    memcpy(last_message, in->message, sizeof last_message);
 }

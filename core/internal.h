@@ -25,6 +25,14 @@
 int bitt__fail(int code, const char *fmt, ...) BITT_PRINTF(2, 3);
 /* Clears the thread's last failure; called at the start of public calls. */
 void bitt__error_reset(void);
+/* The calling thread's last failure, kept aside while a fiber is
+ * suspended (core/io_wait.c) and put back when it resumes. */
+typedef struct bitt__error_state {
+    int code;
+    char message[512];
+} bitt__error_state;
+void bitt__error_save(bitt__error_state *out);
+void bitt__error_restore(const bitt__error_state *in);
 
 /* The value of a hex digit, or -1. */
 static inline int bitt__hex_digit(int c)
@@ -512,9 +520,15 @@ typedef struct bitt_backend_ops {
      * takes the mutex only to read the clock and its own state. 0: the
      * engine holds the mutex around every call (one call at a time). */
     int concurrent;
+
+    /* Version 4. How many calls may wait on the network at once on fibers
+     * of one thread (core/io_wait.h) without blocking it: a backend whose
+     * calls never block on another call of the same thread (no shared
+     * lock held across a wait). NULL or 0: calls must run on threads. */
+    size_t (*io_slots)(bitt_backend *be);
 } bitt_backend_ops;
 
-#define BITT_BACKEND_OPS_VERSION 3
+#define BITT_BACKEND_OPS_VERSION 4
 
 extern const bitt_backend_ops bitt__memory_backend;
 extern const bitt_backend_ops bitt__sqlite_backend;
@@ -562,6 +576,8 @@ int bitt__check_name(const char *name, const char *what);
 void bitt__store_enter(bitt_store *store, bitt_time *t);
 void bitt__store_leave(bitt_store *store);
 void bitt__store_lock_state(bitt_store *store);
+/* The backend's io_slots (0 when it has none): see bitt_backend_ops. */
+size_t bitt__store_io_slots(bitt_store *store);
 void bitt__store_unlock_state(bitt_store *store);
 
 #endif /* BITT_INTERNAL_H */

@@ -264,3 +264,8 @@ int bitt_clock_now(bitt_store *store, int64_t *out)
     *out = t.now;
     return BITT_OK;
 }
+
+size_t bitt__store_io_slots(bitt_store *store)
+{
+    return store && store->ops->io_slots ? store->ops->io_slots(store->be) : 0;
+}

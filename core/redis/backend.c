@@ -201,4 +201,5 @@ const bitt_backend_ops bitt__redis_backend = {
 
     .queue_ack_many = bitt__rd_queue_ack_many,
     .concurrent = 1,
+    .io_slots = bitt__rd_io_slots,
 };

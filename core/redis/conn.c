@@ -16,6 +16,10 @@
  *
  * Messages name the server as host:port or the socket path, never the
  * user information of the URL.
+ *
+ * Waiting goes through bitt__io_wait (core/io_wait.h): a caller on a fiber
+ * suspends instead of blocking its thread, connects without blocking, and
+ * shares a connection with its thread's other fibers (pipe.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,25 +32,6 @@
 #include "redis_internal.h"
 
 /* ---- raw I/O with a deadline --------------------------------------------------- */
-
-/* 1 when fd is ready, 0 once deadline passed (a deadline already past
- * still looks once), -1 on failure. */
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-    for (;;) {
-        int64_t left = deadline - bitt__monotonic_ms();
-        if (left < 0)
-            left = 0;
-        struct pollfd p = {.fd = fd, .events = events};
-        int n = poll(&p, 1, left > 60000 ? 60000 : (int)left);
-        if (n > 0)
-            return 1;
-        if (n == 0 && bitt__monotonic_ms() >= deadline)
-            return 0;
-        if (n < 0 && errno != EINTR)
-            return -1;
-    }
-}
 
 static int send_all(redisContext *c, const char *cmd, size_t len, int64_t deadline,
                     const char **why)
@@ -61,7 +46,7 @@ static int send_all(redisContext *c, const char *cmd, size_t len, int64_t deadli
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            int w = wait_fd(c->fd, POLLOUT, deadline);
+            int w = bitt__io_wait(c->fd, POLLOUT, deadline);
             if (w == 0) {
                 *why = "timed out sending a command";
                 return -2;
@@ -96,7 +81,7 @@ int bitt__rd_read(redisContext *c, bitt_rd_bound *bound, int64_t deadline, redis
             *why = "the reply is larger than any reply this call expects";
             return -1;
         }
-        int w = wait_fd(c->fd, POLLIN, deadline);
+        int w = bitt__io_wait(c->fd, POLLIN, deadline);
         if (w == 0)
             return 0;
         if (w < 0 || redisBufferRead(c) != REDIS_OK) {
@@ -160,6 +145,20 @@ static int setup_command(bitt_backend *be, redisContext *c, bitt_rd_bound *bound
     return BITT_OK;
 }
 
+/* A connection started without blocking: NULL once it is established,
+ * else why not. */
+static const char *connect_finish(redisContext *c, int64_t deadline)
+{
+    int w = bitt__io_wait(c->fd, POLLOUT, deadline);
+    if (w == 0)
+        return "Connection timed out";
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (w < 0 || getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+        return "cannot wait for the connection";
+    return err ? strerror(err) : NULL;
+}
+
 int bitt__rd_connect(bitt_backend *be, bitt_rd_bound *bound, int64_t deadline, redisContext **out)
 {
     *out = NULL;
@@ -168,14 +167,22 @@ int bitt__rd_connect(bitt_backend *be, bitt_rd_bound *bound, int64_t deadline, r
         left = 1;
     struct timeval tv = {.tv_sec = (time_t)(left / 1000),
                          .tv_usec = (suseconds_t)(left % 1000) * 1000};
-    redisContext *c = be->is_unix ? redisConnectUnixWithTimeout(be->path, tv)
-                                  : redisConnectWithTimeout(be->host, be->port, tv);
+    int on_fiber = bitt__io_self() != NULL;
+    redisContext *c = on_fiber      ? (be->is_unix ? redisConnectUnixNonBlock(be->path)
+                                                   : redisConnectNonBlock(be->host, be->port))
+                      : be->is_unix ? redisConnectUnixWithTimeout(be->path, tv)
+                                    : redisConnectWithTimeout(be->host, be->port, tv);
     if (!c)
         return bitt__fail(BITT_ENOMEM, "redis: out of memory connecting");
     if (c->err) {
         char why[160];
         snprintf(why, sizeof why, "%s", c->errstr);
         return setup_fail(be, c, "cannot connect", why);
+    }
+    if (on_fiber) {
+        const char *why = connect_finish(c, deadline);
+        if (why)
+            return setup_fail(be, c, "cannot connect", why);
     }
     int flags = fcntl(c->fd, F_GETFL);
     if (flags < 0 || fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) < 0)
@@ -263,7 +270,14 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
     const char *why = NULL;
     redisReply *r = NULL;
     a->lost = 0;
-    bitt_rd_conn *conn = bitt__rd_pool_take(be);
+    /* A caller on a fiber shares a connection with its thread's other
+     * fibers (pipe.c); any other has one to itself. */
+    void *fiber = bitt__io_self();
+    bitt_rd_conn *conn = fiber ? bitt__rd_pool_take_piped(be) : bitt__rd_pool_take(be);
+    if (!conn) {
+        free(cmd);
+        return BITT_ENOMEM;
+    }
     /* The deadline starts once a connection is ours. */
     const int64_t deadline = bitt__monotonic_ms() + be->timeout_ms;
     /* A connection that sat idle may have been closed by the server (its
@@ -272,22 +286,48 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
      * it may have been applied. */
     for (int attempt = 0;; attempt++) {
         int fresh = !conn->c;
-        if (fresh && (rc = bitt__rd_connect(be, &conn->bound, deadline, &conn->c)))
+        if (fresh && (rc = bitt__rd_connect(be, &conn->bound, deadline, &conn->c))) {
+            if (fiber)
+                bitt__rd_pipe_break(conn, "cannot connect");
             break;
-        bitt__rd_bound_reset(be, &conn->bound, items);
-        int io = bitt__rd_roundtrip(conn->c, &conn->bound, cmd, (size_t)len, deadline, &r, &why);
+        }
+        int io;
+        if (fiber) {
+            io = bitt__rd_pipe_roundtrip(be, conn, fiber, cmd, (size_t)len, items, deadline, &r,
+                                         &why);
+        } else {
+            bitt__rd_bound_reset(be, &conn->bound, items);
+            io = bitt__rd_roundtrip(conn->c, &conn->bound, cmd, (size_t)len, deadline, &r, &why);
+        }
         if (!io)
             break;
-        disconnect(conn);
-        if (io == -1 && a->retry && !fresh && attempt == 0 && !conn->bound.exceeded)
+        int exceeded = conn->bound.exceeded, oom = conn->bound.out_of_memory;
+        int again = io == -1 && a->retry && !fresh && attempt == 0 && !exceeded && !oom;
+        if (fiber) {
+            bitt__rd_pool_give_piped(be, conn); /* the last user closes it */
+            conn = again ? bitt__rd_pool_take_piped(be) : NULL;
+            if (again && !conn) {
+                free(cmd);
+                a->lost = 1;
+                return BITT_ENOMEM;
+            }
+        } else {
+            disconnect(conn);
+        }
+        if (again)
             continue;
-        rc = bitt__fail(conn->bound.out_of_memory ? BITT_ENOMEM : BITT_EBACKEND,
+        rc = bitt__fail(oom ? BITT_ENOMEM : BITT_EBACKEND,
                         "redis %s: %s: %s; the connection was closed and the next call "
                         "reconnects",
                         be->where, what, why);
         break;
     }
-    bitt__rd_pool_give(be, conn);
+    if (conn) {
+        if (fiber)
+            bitt__rd_pool_give_piped(be, conn);
+        else
+            bitt__rd_pool_give(be, conn);
+    }
     free(cmd);
     if (rc) {
         a->lost = 1;

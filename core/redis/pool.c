@@ -14,6 +14,13 @@
  * too). Free slots are a stack: the connection used last, already open,
  * is taken first.
  *
+ * A caller on a fiber (core/io_wait.h) must never wait for a slot: the
+ * calls that would free one may be fibers of its own thread. It shares a
+ * connection with the other fibers of its thread instead (pipe.c): one
+ * they already share with room left, else a free slot, else an extra
+ * connection outside the pool (the binding bounds how many such calls run
+ * at once: bitt__rd_io_slots).
+ *
  * The same mutex guards the script SHAs (scripts.c), which the server
  * shares across connections.
  */
@@ -46,9 +53,11 @@ void bitt__rd_pool_free(bitt_backend *be)
 {
     bitt_rd_pool *p = &be->pool;
     if (p->conns)
-        for (size_t i = 0; i < p->size; i++)
+        for (size_t i = 0; i < p->size; i++) {
             if (p->conns[i].c)
                 redisFree(p->conns[i].c);
+            bitt__rd_pipe_reset(&p->conns[i]);
+        }
     free(p->conns);
     free(p->free);
     p->conns = NULL;
@@ -85,6 +94,79 @@ void bitt__rd_pool_give(bitt_backend *be, bitt_rd_conn *conn)
     }
     pthread_cond_signal(&p->cond);
     pthread_mutex_unlock(&p->lock);
+}
+
+/* Under the lock: a slot this thread's fibers share with room left. */
+static bitt_rd_conn *joinable(bitt_rd_pool *p, pthread_t self)
+{
+    for (size_t i = 0; i < p->size; i++) {
+        bitt_rd_conn *conn = &p->conns[i];
+        /* piped, owner and users change under the lock only; c and broken
+         * only on the owner's thread, so they are read after it is ours */
+        if (conn->piped && pthread_equal(conn->owner, self) && conn->users < BITT_RD_PIPE_DEPTH &&
+            conn->c && !conn->broken)
+            return conn;
+    }
+    return NULL;
+}
+
+bitt_rd_conn *bitt__rd_pool_take_piped(bitt_backend *be)
+{
+    bitt_rd_pool *p = &be->pool;
+    pthread_t self = pthread_self();
+    pthread_mutex_lock(&p->lock);
+    bitt_rd_conn *conn = joinable(p, self);
+    if (!conn && p->nfree) {
+        conn = p->free[--p->nfree];
+        conn->piped = 1;
+        conn->owner = self;
+    }
+    if (conn)
+        conn->users++;
+    pthread_mutex_unlock(&p->lock);
+    if (conn)
+        return conn;
+    conn = bitt__calloc(1, sizeof *conn);
+    if (!conn) {
+        bitt__fail(BITT_ENOMEM, "redis: out of memory for a connection");
+        return NULL;
+    }
+    conn->piped = conn->extra = 1;
+    conn->owner = self;
+    conn->users = 1;
+    return conn;
+}
+
+void bitt__rd_pool_give_piped(bitt_backend *be, bitt_rd_conn *conn)
+{
+    bitt_rd_pool *p = &be->pool;
+    pthread_mutex_lock(&p->lock);
+    int last = --conn->users == 0;
+    if (last) {
+        conn->piped = 0;
+        if (conn->broken && conn->c) {
+            redisFree(conn->c);
+            conn->c = NULL;
+        }
+        if (conn->broken || conn->extra)
+            bitt__rd_pipe_reset(conn);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (!last)
+        return;
+    if (conn->extra) {
+        if (conn->c)
+            redisFree(conn->c);
+        free(conn);
+        return;
+    }
+    bitt__rd_pool_give(be, conn);
+}
+
+size_t bitt__rd_io_slots(bitt_backend *be)
+{
+    size_t n = be->pool.size * BITT_RD_PIPE_DEPTH;
+    return n > 128 ? 128 : n;
 }
 
 void bitt__rd_sha_get(bitt_backend *be, bitt_rd_script_id id, char out[41])

@@ -3,8 +3,10 @@
  *
  *   url.c       the store URL: redis://[user:pass@]host:port/db?... and
  *               unix:/path.sock?db=N&..., and the backend's options
+ *   pool.c      the connections a store holds
  *   conn.c      connecting (AUTH, SELECT), one command with a deadline,
  *               reconnecting after a failure, error messages
+ *   pipe.c      calls on fibers sharing a connection (pipelining)
  *   reply.c     the bounded reply reader, argument lists, reading replies
  *   scripts.c   the script registry: EVALSHA, SCRIPT LOAD after NOSCRIPT
  *   lua_lib.c   the Lua every script starts with (exact int64 helpers),
@@ -52,6 +54,7 @@
 #include <hiredis/hiredis.h>
 
 #include "internal.h"
+#include "io_wait.h"
 
 #define BITT_RD_SCHEMA_VERSION 1
 #define BITT_RD_PREFIX_MAX 64
@@ -133,11 +136,41 @@ typedef struct bitt_rd_waiter {
     int ready;           /* lock and cond initialised */
 } bitt_rd_waiter;
 
-/* A command connection of the pool (pool.c). */
+/* A call waiting for its reply on a shared connection (pipe.c); it lives
+ * on the caller's stack while it is queued. */
+typedef struct bitt_rd_req {
+    struct bitt_rd_req *next;
+    void *fiber; /* bitt__io_self() of the caller */
+    size_t items;
+    uint64_t seq;
+    redisReply *reply;
+    int done; /* 1: reply read, -1: the connection failed */
+} bitt_rd_req;
+
+/* A command connection of the pool (pool.c). A call on a thread has it to
+ * itself. Calls on fibers of one thread (core/io_wait.h) share it: each
+ * appends its command and waits for its reply in order (pipe.c). */
 typedef struct bitt_rd_conn {
     redisContext *c; /* NULL when closed: the next command connects */
     bitt_rd_bound bound;
+    /* shared by fibers (pipe.c); all of this is touched only by the
+     * fibers of `owner`, which never run at once, and by the pool under
+     * its lock */
+    int piped; /* held by fibers of owner */
+    int extra; /* not a pool slot: freed when its last user leaves */
+    pthread_t owner;
+    size_t users;             /* calls holding it */
+    bitt_rd_req *head, *tail; /* waiting for replies, in sending order */
+    uint64_t seq, bound_seq;  /* the request the reader's bound is set for */
+    char *out;                /* commands not sent yet */
+    size_t out_len, out_sent, out_cap;
+    int flushing;    /* a fiber is sending out[] */
+    const char *why; /* set when broken: every waiter fails with it */
+    int broken;      /* closed when its last user leaves */
 } bitt_rd_conn;
+
+/* Calls on fibers one connection carries at once before another opens. */
+#define BITT_RD_PIPE_DEPTH 64
 
 typedef struct bitt_rd_pool {
     pthread_mutex_t lock; /* the free stack, and the backend's sha[] */
@@ -243,6 +276,28 @@ void bitt__rd_pool_free(bitt_backend *be);
 /* A slot no other call holds (waits for one when all are taken). */
 bitt_rd_conn *bitt__rd_pool_take(bitt_backend *be);
 void bitt__rd_pool_give(bitt_backend *be, bitt_rd_conn *conn);
+/* For a caller on a fiber (which must never block its thread): a
+ * connection this thread's fibers already share, with room, else a free
+ * slot, else an extra connection; NULL when out of memory (reported). */
+bitt_rd_conn *bitt__rd_pool_take_piped(bitt_backend *be);
+/* Leaves it: the last user closes it when broken, frees it when extra. */
+void bitt__rd_pool_give_piped(bitt_backend *be, bitt_rd_conn *conn);
+/* The backend's io_slots (bitt_backend_ops). */
+size_t bitt__rd_io_slots(bitt_backend *be);
+
+/* ---- pipe.c ----------------------------------------------------------------- */
+
+/* Sends a formatted command on a shared connection and waits for its
+ * reply (the fiber suspends meanwhile): 0 with *out, -2 timeout, -1 other
+ * failure (*why set). Any failure breaks the connection for every call on
+ * it: each fails, and its last user closes it. */
+int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, const char *cmd,
+                            size_t len, size_t items, int64_t deadline, redisReply **out,
+                            const char **why);
+/* Fails every call waiting on conn with why. */
+void bitt__rd_pipe_break(bitt_rd_conn *conn, const char *why);
+/* Drops what a closed connection still held (unsent commands). */
+void bitt__rd_pipe_reset(bitt_rd_conn *conn);
 /* The SHA of script id ("" = not loaded), and setting it (NULL: forget). */
 void bitt__rd_sha_get(bitt_backend *be, bitt_rd_script_id id, char out[41]);
 void bitt__rd_sha_set(bitt_backend *be, bitt_rd_script_id id, const char *sha);

@@ -1,0 +1,53 @@
+/*
+ * core/io_wait.h: where a network backend waits for its socket.
+ *
+ * By default a backend blocks its thread in poll(). A binding that runs
+ * calls on cooperative fibers of one thread (Node's event loop) installs a
+ * hook on that thread instead: the call's fiber is suspended while the
+ * socket is not ready, and the thread runs other work meanwhile. The hook
+ * is per thread and tells, through `self`, whether the code running now is
+ * such a fiber: on the thread's own stack the backend still polls.
+ *
+ * A suspended fiber may be woken before its socket is ready (`wake`): a
+ * Redis connection shared by several fibers (pipelining, core/redis/pipe.c)
+ * reads the replies of all of them, and wakes each whose reply it read.
+ *
+ * Internal (hidden) API: the Node addon compiles the core in and uses it;
+ * nothing here is part of the public ABI.
+ */
+#ifndef BITT_IO_WAIT_H
+#define BITT_IO_WAIT_H
+
+#include <stdint.h>
+
+typedef struct bitt__io_hook {
+    /* Suspends the running fiber until fd has `events` (POLLIN/POLLOUT),
+     * it is woken, or deadline (bitt__monotonic_ms) passes: 1 ready or
+     * woken, 0 the deadline passed, -1 the wait could not be set up. */
+    int (*wait)(void *ctx, int fd, short events, int64_t deadline);
+    /* The running fiber, or NULL on the thread's own stack. */
+    void *(*self)(void *ctx);
+    /* Makes a suspended fiber's wait return 1 soon (a no-op for NULL or a
+     * fiber that is not waiting). */
+    void (*wake)(void *ctx, void *fiber);
+    void *ctx;
+} bitt__io_hook;
+
+/* Installs (or, with NULL, removes) the calling thread's hook; the struct
+ * must outlive its installation. */
+void bitt__io_hook_set(const bitt__io_hook *hook);
+
+/* The running fiber when the calling thread has a hook and runs on a
+ * fiber, else NULL: such a caller must never block the thread. */
+void *bitt__io_self(void);
+
+/* Waits for fd: through the hook on a fiber, else poll(). 1 ready (or
+ * woken), 0 deadline passed (a deadline already past still looks once),
+ * -1 failure. The thread's last error (bitt_error_last) is the same after
+ * as before: other fibers may fail meanwhile. */
+int bitt__io_wait(int fd, short events, int64_t deadline);
+
+/* Wakes a fiber from bitt__io_self (NULL: nothing). */
+void bitt__io_wake(void *fiber);
+
+#endif

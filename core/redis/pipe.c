@@ -1,0 +1,219 @@
+/*
+ * core/redis/pipe.c: calls on fibers sharing one connection (pipelining).
+ *
+ * A binding that runs calls on fibers of one thread (core/io_wait.h: Node's
+ * event loop) may have dozens in flight; one connection each would mean
+ * dozens of connections and a send and a read per call. Instead the calls
+ * of one thread share a connection: each appends its command to the
+ * connection's output and joins a queue; Redis answers in order, so the
+ * n-th reply read belongs to the n-th request queued.
+ *
+ * Fibers of one thread never run at once and switch only inside
+ * bitt__io_wait, so the state here needs no lock; the pool (pool.c) only
+ * lets fibers of the connection's owner thread join it.
+ *
+ *   sending   the first caller that finds nobody sending flushes out[],
+ *             including what others append while it waits for the socket
+ *   reading   only the request at the head of the queue waits on the
+ *             socket; it reads whatever arrived, hands every complete
+ *             reply to its request and wakes that request's fiber; the
+ *             others wait to be woken, and the new head takes over
+ *   failing   any failure (I/O, timeout, protocol, a reply over its bound)
+ *             breaks the connection: every queued call fails with the
+ *             same reason, and the last call to leave closes it (pool.c),
+ *             so no fiber is ever left waiting on a closed descriptor
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "redis_internal.h"
+
+void bitt__rd_pipe_break(bitt_rd_conn *conn, const char *why)
+{
+    if (!conn->broken) {
+        conn->broken = 1;
+        conn->why = why;
+    }
+    void *self = bitt__io_self();
+    for (bitt_rd_req *q = conn->head; q; q = q->next) {
+        q->done = -1;
+        if (q->fiber != self)
+            bitt__io_wake(q->fiber);
+    }
+    conn->head = conn->tail = NULL;
+}
+
+void bitt__rd_pipe_reset(bitt_rd_conn *conn)
+{
+    free(conn->out);
+    conn->out = NULL;
+    conn->out_len = conn->out_sent = conn->out_cap = 0;
+    conn->flushing = 0;
+    conn->broken = 0;
+    conn->why = NULL;
+    conn->head = conn->tail = NULL;
+}
+
+static int append(bitt_rd_conn *conn, const char *cmd, size_t len)
+{
+    if (conn->out_sent == conn->out_len)
+        conn->out_sent = conn->out_len = 0;
+    if (len > conn->out_cap - conn->out_len) {
+        size_t cap = conn->out_cap ? conn->out_cap : 4096;
+        while (cap - conn->out_len < len) {
+            if (cap > SIZE_MAX / 2)
+                return -1;
+            cap *= 2;
+        }
+        char *p = bitt__realloc(conn->out, cap);
+        if (!p)
+            return -1;
+        conn->out = p;
+        conn->out_cap = cap;
+    }
+    memcpy(conn->out + conn->out_len, cmd, len);
+    conn->out_len += len;
+    return 0;
+}
+
+/* Sends out[] until it is empty (others may append meanwhile); 0, or the
+ * connection is broken. */
+static void flush(bitt_rd_conn *conn, int64_t deadline)
+{
+    conn->flushing = 1;
+    while (!conn->broken && conn->out_sent < conn->out_len) {
+        ssize_t n = send(conn->c->fd, conn->out + conn->out_sent, conn->out_len - conn->out_sent,
+                         MSG_NOSIGNAL);
+        if (n > 0) {
+            conn->out_sent += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            int w = bitt__io_wait(conn->c->fd, POLLOUT, deadline);
+            if (w > 0)
+                continue;
+            if (w == 0) {
+                bitt__rd_pipe_break(conn, "timed out sending a command");
+                break;
+            }
+        }
+        bitt__rd_pipe_break(conn, "the connection was lost while sending");
+    }
+    conn->flushing = 0;
+}
+
+/* Hands every complete reply to its request: -1 when the connection broke. */
+static int take_replies(bitt_backend *be, bitt_rd_conn *conn, void *self)
+{
+    redisContext *c = conn->c;
+    while (conn->head) {
+        bitt_rd_req *q = conn->head;
+        if (conn->bound_seq != q->seq) {
+            bitt__rd_bound_reset(be, &conn->bound, q->items);
+            conn->bound_seq = q->seq;
+        }
+        void *reply = NULL;
+        if (redisGetReplyFromReader(c, &reply) != REDIS_OK) {
+            bitt__rd_pipe_break(conn, conn->bound.exceeded
+                                          ? "the reply is larger than any reply this call expects"
+                                      : conn->bound.out_of_memory
+                                          ? "out of memory reading the reply (the command may "
+                                            "have been applied)"
+                                          : "the server sent a malformed reply");
+            return -1;
+        }
+        if (!reply) {
+            if (c->reader->len - c->reader->pos > conn->bound.max_bytes) {
+                bitt__rd_pipe_break(conn, "the reply is larger than any reply this call expects");
+                return -1;
+            }
+            return 0;
+        }
+        conn->head = q->next;
+        if (!conn->head)
+            conn->tail = NULL;
+        q->next = NULL;
+        q->reply = reply;
+        q->done = 1;
+        if (q->fiber != self)
+            bitt__io_wake(q->fiber);
+    }
+    if (c->reader->len > c->reader->pos) {
+        bitt__rd_pipe_break(conn, "the server sent a reply no call was waiting for");
+        return -1;
+    }
+    return 0;
+}
+
+/* The head's turn: reads what arrived (never blocks). */
+static void read_some(bitt_backend *be, bitt_rd_conn *conn, void *self)
+{
+    if (redisBufferRead(conn->c) != REDIS_OK) {
+        bitt__rd_pipe_break(conn, conn->c->err == REDIS_ERR_EOF
+                                      ? "the server closed the connection"
+                                      : "the connection was lost while reading");
+        return;
+    }
+    take_replies(be, conn, self);
+}
+
+int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, const char *cmd,
+                            size_t len, size_t items, int64_t deadline, redisReply **out,
+                            const char **why)
+{
+    *out = NULL;
+    if (conn->broken) {
+        *why = conn->why;
+        return -1;
+    }
+    if (append(conn, cmd, len)) {
+        conn->bound.out_of_memory = 1;
+        *why = "out of memory queueing a command (it was not sent)";
+        return -1;
+    }
+    bitt_rd_req req = {.fiber = fiber, .items = items, .seq = ++conn->seq};
+    if (conn->tail)
+        conn->tail->next = &req;
+    else
+        conn->head = &req;
+    conn->tail = &req;
+    if (!conn->flushing)
+        flush(conn, deadline);
+
+    while (!req.done) {
+        int w;
+        if (conn->head == &req) {
+            read_some(be, conn, fiber);
+            if (req.done)
+                break;
+            w = bitt__io_wait(conn->c->fd, POLLIN, deadline);
+        } else {
+            /* the head reads for us and wakes us */
+            w = bitt__io_wait(-1, 0, deadline);
+        }
+        if (req.done)
+            break;
+        if (w == 0) {
+            bitt__rd_pipe_break(conn, "no reply in time (timeout; the command may still have "
+                                      "been applied)");
+            *why = conn->why;
+            return -2;
+        }
+        if (w < 0)
+            bitt__rd_pipe_break(conn, "the connection was lost while waiting");
+    }
+    /* The next request reads now: it may be waiting to be woken. */
+    if (conn->head && conn->head->fiber != fiber)
+        bitt__io_wake(conn->head->fiber);
+    if (req.done < 0) {
+        *why = conn->why;
+        return -1;
+    }
+    *out = req.reply;
+    return 0;
+}
