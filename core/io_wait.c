@@ -12,6 +12,11 @@ void bitt__io_hook_set(const bitt__io_hook *h)
     hook = h;
 }
 
+int bitt__io_hooked(void)
+{
+    return hook != NULL;
+}
+
 void *bitt__io_self(void)
 {
     return hook ? hook->self(hook->ctx) : NULL;

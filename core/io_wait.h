@@ -41,6 +41,10 @@ void bitt__io_hook_set(const bitt__io_hook *hook);
  * fiber, else NULL: such a caller must never block the thread. */
 void *bitt__io_self(void);
 
+/* 1 when the calling thread has a hook: even on its own stack it must not
+ * wait for something its fibers hold (they cannot run meanwhile). */
+int bitt__io_hooked(void);
+
 /* Waits for fd: through the hook on a fiber, else poll(). 1 ready (or
  * woken), 0 deadline passed (a deadline already past still looks once),
  * -1 failure. The thread's last error (bitt_error_last) is the same after

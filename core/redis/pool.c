@@ -69,10 +69,38 @@ void bitt__rd_pool_free(bitt_backend *be)
     }
 }
 
+/* A connection outside the pool, freed when given back. */
+static bitt_rd_conn *extra_conn(int piped)
+{
+    bitt_rd_conn *conn = bitt__calloc(1, sizeof *conn);
+    if (!conn) {
+        bitt__fail(BITT_ENOMEM, "redis: out of memory for a connection");
+        return NULL;
+    }
+    conn->extra = 1;
+    conn->piped = piped;
+    conn->owner = pthread_self();
+    conn->users = 1;
+    return conn;
+}
+
+static void free_extra(bitt_rd_conn *conn)
+{
+    if (conn->c)
+        redisFree(conn->c);
+    bitt__rd_pipe_reset(conn);
+    free(conn);
+}
+
 bitt_rd_conn *bitt__rd_pool_take(bitt_backend *be)
 {
     bitt_rd_pool *p = &be->pool;
     pthread_mutex_lock(&p->lock);
+    /* A thread with fibers must not wait: they may hold every slot. */
+    if (!p->nfree && bitt__io_hooked()) {
+        pthread_mutex_unlock(&p->lock);
+        return extra_conn(0);
+    }
     while (!p->nfree)
         pthread_cond_wait(&p->cond, &p->lock);
     bitt_rd_conn *conn = p->free[--p->nfree];
@@ -83,6 +111,10 @@ bitt_rd_conn *bitt__rd_pool_take(bitt_backend *be)
 void bitt__rd_pool_give(bitt_backend *be, bitt_rd_conn *conn)
 {
     bitt_rd_pool *p = &be->pool;
+    if (conn->extra) {
+        free_extra(conn);
+        return;
+    }
     pthread_mutex_lock(&p->lock);
     if (conn->c || !p->nfree) {
         p->free[p->nfree++] = conn;
@@ -126,15 +158,7 @@ bitt_rd_conn *bitt__rd_pool_take_piped(bitt_backend *be)
     pthread_mutex_unlock(&p->lock);
     if (conn)
         return conn;
-    conn = bitt__calloc(1, sizeof *conn);
-    if (!conn) {
-        bitt__fail(BITT_ENOMEM, "redis: out of memory for a connection");
-        return NULL;
-    }
-    conn->piped = conn->extra = 1;
-    conn->owner = self;
-    conn->users = 1;
-    return conn;
+    return extra_conn(1);
 }
 
 void bitt__rd_pool_give_piped(bitt_backend *be, bitt_rd_conn *conn)
@@ -148,19 +172,12 @@ void bitt__rd_pool_give_piped(bitt_backend *be, bitt_rd_conn *conn)
             redisFree(conn->c);
             conn->c = NULL;
         }
-        if (conn->broken || conn->extra)
+        if (conn->broken)
             bitt__rd_pipe_reset(conn);
     }
     pthread_mutex_unlock(&p->lock);
-    if (!last)
-        return;
-    if (conn->extra) {
-        if (conn->c)
-            redisFree(conn->c);
-        free(conn);
-        return;
-    }
-    bitt__rd_pool_give(be, conn);
+    if (last)
+        bitt__rd_pool_give(be, conn); /* an extra one is freed there */
 }
 
 size_t bitt__rd_io_slots(bitt_backend *be)

@@ -273,7 +273,8 @@ int bitt__rd_push_messages(const redisReply *r, size_t at, bitt_messages *out, c
 int bitt__rd_pool_init(bitt_backend *be);
 /* Closes every connection; the pool must be idle. */
 void bitt__rd_pool_free(bitt_backend *be);
-/* A slot no other call holds (waits for one when all are taken). */
+/* A slot no other call holds (waits for one when all are taken, except on
+ * a thread with fibers: an extra connection then); NULL when out of memory. */
 bitt_rd_conn *bitt__rd_pool_take(bitt_backend *be);
 void bitt__rd_pool_give(bitt_backend *be, bitt_rd_conn *conn);
 /* For a caller on a fiber (which must never block its thread): a
