@@ -31,6 +31,9 @@
 
 #include "redis_internal.h"
 
+static const char timeout_why[] =
+    "no reply in time (timeout; the command may still have been applied)";
+
 void bitt__rd_pipe_break(bitt_rd_conn *conn, const char *why)
 {
     if (!conn->broken) {
@@ -52,7 +55,7 @@ void bitt__rd_pipe_reset(bitt_rd_conn *conn)
     conn->out = NULL;
     conn->out_len = conn->out_sent = conn->out_cap = 0;
     conn->flushing = 0;
-    conn->broken = 0;
+    conn->broken = conn->timed_out = 0;
     conn->why = NULL;
     conn->head = conn->tail = NULL;
 }
@@ -99,6 +102,7 @@ static void flush(bitt_rd_conn *conn, int64_t deadline)
                 continue;
             if (w == 0) {
                 bitt__rd_pipe_break(conn, "timed out sending a command");
+                conn->timed_out = 1;
                 break;
             }
         }
@@ -199,8 +203,8 @@ int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, c
         if (req.done)
             break;
         if (w == 0) {
-            bitt__rd_pipe_break(conn, "no reply in time (timeout; the command may still have "
-                                      "been applied)");
+            bitt__rd_pipe_break(conn, timeout_why);
+            conn->timed_out = 1;
             *why = conn->why;
             return -2;
         }
@@ -212,7 +216,7 @@ int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, c
         bitt__io_wake(conn->head->fiber);
     if (req.done < 0) {
         *why = conn->why;
-        return -1;
+        return conn->timed_out ? -2 : -1; /* a timeout is no cause to send again */
     }
     *out = req.reply;
     return 0;

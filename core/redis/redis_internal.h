@@ -167,6 +167,7 @@ typedef struct bitt_rd_conn {
     int flushing;    /* a fiber is sending out[] */
     const char *why; /* set when broken: every waiter fails with it */
     int broken;      /* closed when its last user leaves */
+    int timed_out;   /* broken by a call's deadline: the others fail too, unsent */
 } bitt_rd_conn;
 
 /* Calls on fibers one connection carries at once before another opens. */

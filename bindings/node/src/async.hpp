@@ -177,13 +177,18 @@ class BittwJob {
                 msg_ = "the store is closed";
                 return;
             }
-            status_ = run_(bittw_store_of(box_), outs_);
-            read_error();
+            call(bittw_store_of(box_));
             bittw_leave(box_);
         } else {
-            status_ = run_(NULL, outs_);
-            read_error();
+            call(NULL);
         }
+    }
+
+    /* A call that could not run (out of memory in the binding). */
+    void Fail(int status, const char *msg)
+    {
+        status_ = status;
+        msg_ = msg;
     }
 
     /* On the main thread. */
@@ -197,6 +202,15 @@ class BittwJob {
     }
 
   private:
+    void call(bitt_store *s)
+    {
+        try {
+            status_ = run_(s, outs_);
+            read_error();
+        } catch (const std::bad_alloc &) {
+            Fail(BITT_ENOMEM, "bitt: out of memory in the binding");
+        }
+    }
     void read_error()
     {
         if (status_ < 0) {
@@ -214,6 +228,7 @@ class BittwJob {
 };
 
 #include "dispatch.hpp"
+#include "fibers.hpp"
 
 /* ---- calls that wait (dequeue with wait, subscription next): their own threads ------ */
 /* A call that waits would hold one of the dispatcher's few threads (8 by

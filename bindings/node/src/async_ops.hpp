@@ -9,7 +9,8 @@
 
 /* Queues the call: a Promise, or undefined with a TypeError thrown when an
  * argument was wrong. A call that may wait (waits) runs on the wait pool
- * (async.hpp), every other on the dispatcher's threads (dispatch.hpp). */
+ * (async.hpp), a network store's other calls on fibers of this thread
+ * (fibers.hpp), every other on the dispatcher's threads (dispatch.hpp). */
 static Napi::Value bittw_queue(BittwArgs &a, bittw_store *box, BittwJob::Mode mode, BittwJob::Run run,
                                bool waits = false)
 {
@@ -18,6 +19,10 @@ static Napi::Value bittw_queue(BittwArgs &a, bittw_store *box, BittwJob::Mode mo
     BittwJob *job = new BittwJob(a.env(), box, mode, std::move(run));
     Napi::Promise pr = job->Promise();
     if (waits && BittwWaitPool::get().submit(a.env(), job))
+        return pr;
+    /* a network store's prompt call: on a fiber of this thread (fibers.hpp) */
+    BittwFibers *fibers = !waits && mode == BittwJob::ENTER ? BittwFibers::of(a.env()) : nullptr;
+    if (fibers && fibers->run(a.env(), box, job))
         return pr;
     if (BittwDispatch::get().submit(a.env(), job))
         return pr;

@@ -1,0 +1,407 @@
+/*
+ * fibers.hpp: Promise calls on a network store run on fibers of the event
+ * loop's own thread, not on the dispatcher's threads (dispatch.hpp).
+ *
+ * Why: a call handed to a thread pays two hand-offs (event loop -> worker
+ * -> event loop), each a futex wake and a context switch, more than the
+ * Redis round trip itself; ioredis waits on its socket in the event loop
+ * and pays neither. Here the call starts at once on a fiber (a small stack
+ * of its own); where the core would block on its socket it calls the
+ * thread's wait hook (core/io_wait.h), which parks the fiber on a uv_poll
+ * and a uv_timer and returns to the event loop. When the socket is ready
+ * (or the deadline passes) the loop resumes the fiber, and when the call
+ * ends its Promise settles in the same callback. Fibers of one thread share
+ * a Redis connection (core/redis/pipe.c), so calls in flight pipeline.
+ *
+ * Only C code runs on a fiber: the job's C call (BittwJob::Work); every
+ * Node-API call stays on the thread's own stack. Which calls: those of a
+ * store whose backend has io_slots (core: bitt_backend_ops), at most that
+ * many at once per store, never a call that waits (dequeue with wait,
+ * subscriptions: wait threads) or open/close. BITT_NODE_FIBERS=0 turns it
+ * off (every call on the dispatcher, as before).
+ *
+ * Lifetime: one scheduler per environment's thread (thread_local), made at
+ * its first fiber call; when the environment is torn down its cleanup hook
+ * fails every suspended wait (-1), so the C calls unwind and give back
+ * their connections, and their jobs are freed unsettled.
+ */
+#ifndef BITT_NODE_FIBERS_HPP
+#define BITT_NODE_FIBERS_HPP
+
+#include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <unordered_map>
+
+extern "C" {
+#include "io_wait.h"
+size_t bitt__store_io_slots(bitt_store *store);
+int64_t bitt__monotonic_ms(void);
+}
+#include "fiber_switch.hpp"
+
+class BittwFibers;
+
+struct BittwFiber {
+    BittwCtx ctx;
+    void *stack = nullptr; /* mapping, guard page first */
+    size_t map_size = 0;
+    BittwJob *job = nullptr;
+    bittw_store *box = nullptr;
+    BittwFibers *owner = nullptr;
+    uv_timer_t timer;
+    int fd = -1;
+    short events = 0;
+    bool waiting = false, done = false;
+    int result = 0;
+};
+
+/* The fibers waiting on one descriptor, behind one uv_poll. */
+struct BittwFdWatch {
+    uv_poll_t poll;
+    int fd = -1;
+    int uv_events = 0;
+    std::vector<BittwFiber *> waiters;
+    BittwFibers *owner = nullptr;
+};
+
+class BittwFibers {
+  public:
+    /* This thread's scheduler (NULL when off or unavailable). */
+    static BittwFibers *of(Napi::Env env)
+    {
+        if (cur_)
+            return cur_->closing_ ? nullptr : cur_;
+        static const bool off = [] {
+            const char *v = getenv("BITT_NODE_FIBERS");
+            return v && !strcmp(v, "0");
+        }();
+        if (off)
+            return nullptr;
+        uv_loop_t *loop = nullptr;
+        if (napi_get_uv_event_loop(env, &loop) != napi_ok || !loop)
+            return nullptr;
+        BittwFibers *s = new BittwFibers(env, loop);
+        if (!s->ok_) {
+            delete s;
+            return nullptr;
+        }
+        cur_ = s;
+        bitt__io_hook_set(&s->hook_);
+        napi_add_env_cleanup_hook(env, cleanup, s);
+        return s;
+    }
+
+    /* Runs the job on a fiber (it may settle before this returns): false
+     * when it cannot (the store has no io_slots, or they are all taken):
+     * the caller queues it elsewhere. */
+    bool run(Napi::Env env, bittw_store *box, BittwJob *job)
+    {
+        size_t slots = 0;
+        if (bittw_enter(box) == 0) {
+            slots = bitt__store_io_slots(bittw_store_of(box));
+            bittw_leave(box);
+        }
+        auto it = inflight_.find(box);
+        size_t busy = it == inflight_.end() ? 0 : it->second;
+        if (busy >= slots)
+            return false;
+        BittwFiber *f = take_fiber();
+        if (!f)
+            return false;
+        inflight_[box] = busy + 1;
+        f->job = job;
+        f->box = box;
+        f->done = false;
+        bittw_ctx_init(&f->ctx, (char *)f->stack + page_, f->map_size - page_, entry);
+        resume(f);
+        drain();
+        settle(env, false);
+        return true;
+    }
+
+  private:
+    BittwFibers(Napi::Env env, uv_loop_t *loop) : env_(env), loop_(loop)
+    {
+        hook_.wait = hook_wait;
+        hook_.self = hook_self;
+        hook_.wake = hook_wake;
+        hook_.ctx = this;
+        long ps = sysconf(_SC_PAGESIZE);
+        page_ = ps > 0 ? (size_t)ps : 4096;
+        napi_value name = nullptr, resource = nullptr;
+        ok_ = napi_create_string_utf8(env, "bitt", NAPI_AUTO_LENGTH, &name) == napi_ok &&
+              napi_create_object(env, &resource) == napi_ok &&
+              napi_async_init(env, resource, name, &async_) == napi_ok &&
+              napi_create_reference(env, resource, 1, &resource_) == napi_ok;
+    }
+
+    static const size_t STACK = 256 * 1024;
+
+    BittwFiber *take_fiber()
+    {
+        if (!spare_.empty()) {
+            BittwFiber *f = spare_.back();
+            spare_.pop_back();
+            return f;
+        }
+        BittwFiber *f = new (std::nothrow) BittwFiber();
+        if (!f)
+            return nullptr;
+        f->map_size = STACK + page_;
+        f->stack = mmap(nullptr, f->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (f->stack == MAP_FAILED || mprotect(f->stack, page_, PROT_NONE) != 0 ||
+            uv_timer_init(loop_, &f->timer) != 0) {
+            if (f->stack != MAP_FAILED)
+                munmap(f->stack, f->map_size);
+            delete f;
+            return nullptr;
+        }
+        f->timer.data = f;
+        f->owner = this;
+        all_.push_back(f);
+        return f;
+    }
+
+    /* The fiber's body: one job, then back to the loop for good. */
+    static void entry()
+    {
+        BittwFibers *s = cur_;
+        BittwFiber *f = s->running_;
+        f->job->Work(); /* catches what its C++ may throw */
+        f->done = true;
+        bittw_ctx_switch(&f->ctx, &s->main_);
+        abort(); /* a finished fiber is never resumed */
+    }
+
+    void resume(BittwFiber *f)
+    {
+        running_ = f;
+        bittw_ctx_switch(&main_, &f->ctx);
+        running_ = nullptr;
+        if (f->done)
+            finished_.push_back(f);
+    }
+
+    /* Resumes every fiber made ready meanwhile (their C calls may ready
+     * more: a reader hands replies to others). */
+    void drain()
+    {
+        if (draining_)
+            return;
+        draining_ = true;
+        while (!ready_.empty()) {
+            BittwFiber *f = ready_.front();
+            ready_.pop_front();
+            resume(f);
+        }
+        draining_ = false;
+    }
+
+    void make_ready(BittwFiber *f, int result)
+    {
+        if (!f->waiting)
+            return;
+        f->waiting = false;
+        f->result = result;
+        ready_.push_back(f);
+    }
+
+    /* Settles finished jobs. From a libuv callback (in_loop) inside a
+     * callback scope, so that their promise reactions run when it closes;
+     * from a JS call the caller's own scope does that. */
+    void settle(Napi::Env env, bool in_loop)
+    {
+        if (finished_.empty())
+            return;
+        std::vector<BittwFiber *> done;
+        done.swap(finished_);
+        napi_handle_scope hs = nullptr;
+        napi_callback_scope cs = nullptr;
+        bool js = !closing_ && napi_open_handle_scope(env, &hs) == napi_ok;
+        if (js && in_loop) {
+            napi_value resource = nullptr;
+            if (napi_get_reference_value(env, resource_, &resource) != napi_ok ||
+                napi_open_callback_scope(env, resource, async_, &cs) != napi_ok)
+                cs = nullptr;
+        }
+        for (BittwFiber *f : done) {
+            if (js) {
+                try {
+                    f->job->Settle(env);
+                } catch (...) {
+                }
+            }
+            delete f->job;
+            release(f);
+        }
+        if (cs)
+            napi_close_callback_scope(env, cs);
+        if (hs)
+            napi_close_handle_scope(env, hs);
+    }
+
+    void release(BittwFiber *f)
+    {
+        auto it = inflight_.find(f->box);
+        if (it != inflight_.end() && --it->second == 0)
+            inflight_.erase(it);
+        f->job = nullptr;
+        f->box = nullptr;
+        spare_.push_back(f);
+    }
+
+    /* ---- the hook (core/io_wait.h), called on a fiber ---------------------------- */
+    static void *hook_self(void *ctx) { return ((BittwFibers *)ctx)->running_; }
+
+    static void hook_wake(void *ctx, void *fiber) { ((BittwFibers *)ctx)->make_ready((BittwFiber *)fiber, 1); }
+
+    static int hook_wait(void *ctx, int fd, short events, int64_t deadline)
+    {
+        BittwFibers *s = (BittwFibers *)ctx;
+        BittwFiber *f = s->running_;
+        if (s->closing_)
+            return -1;
+        int64_t left = deadline - bitt__monotonic_ms();
+        if (left < 0)
+            left = 0;
+        f->fd = fd;
+        f->events = events;
+        if (fd >= 0 && !s->watch(f))
+            return -1;
+        uv_timer_start(&f->timer, on_timer, (uint64_t)left, 0);
+        f->waiting = true;
+        bittw_ctx_switch(&f->ctx, &s->main_);
+        /* resumed: ready, woken, timed out, or torn down */
+        uv_timer_stop(&f->timer);
+        if (fd >= 0)
+            s->unwatch(f);
+        return f->result;
+    }
+
+    static int uv_events_of(short events)
+    {
+        return ((events & POLLIN) ? UV_READABLE : 0) | ((events & POLLOUT) ? UV_WRITABLE : 0);
+    }
+
+    bool watch(BittwFiber *f)
+    {
+        BittwFdWatch *&w = fds_[f->fd];
+        if (!w) {
+            w = new (std::nothrow) BittwFdWatch();
+            if (!w || uv_poll_init(loop_, &w->poll, f->fd) != 0) {
+                delete w;
+                fds_.erase(f->fd);
+                return false;
+            }
+            w->fd = f->fd;
+            w->owner = this;
+            w->poll.data = w;
+        }
+        w->waiters.push_back(f);
+        return restart(w);
+    }
+
+    void unwatch(BittwFiber *f)
+    {
+        auto it = fds_.find(f->fd);
+        if (it == fds_.end())
+            return;
+        BittwFdWatch *w = it->second;
+        for (size_t i = 0; i < w->waiters.size(); i++)
+            if (w->waiters[i] == f) {
+                w->waiters.erase(w->waiters.begin() + i);
+                break;
+            }
+        if (w->waiters.empty()) {
+            /* The core may close the descriptor next: libuv must forget it
+             * now (uv_poll_stop removes it from epoll at once). */
+            fds_.erase(it);
+            uv_poll_stop(&w->poll);
+            uv_close((uv_handle_t *)&w->poll, [](uv_handle_t *h) { delete (BittwFdWatch *)h->data; });
+        } else {
+            restart(w);
+        }
+    }
+
+    bool restart(BittwFdWatch *w)
+    {
+        int ev = 0;
+        for (BittwFiber *f : w->waiters)
+            ev |= uv_events_of(f->events);
+        if (ev == w->uv_events)
+            return true;
+        w->uv_events = ev;
+        return uv_poll_start(&w->poll, ev, on_poll) == 0;
+    }
+
+    /* ---- libuv callbacks: on the thread's own stack ---------------------------------- */
+    static void on_poll(uv_poll_t *h, int status, int events)
+    {
+        BittwFdWatch *w = (BittwFdWatch *)h->data;
+        BittwFibers *s = w->owner;
+        std::vector<BittwFiber *> hit;
+        for (BittwFiber *f : w->waiters)
+            if (status < 0 || (uv_events_of(f->events) & events))
+                hit.push_back(f);
+        for (BittwFiber *f : hit)
+            s->make_ready(f, status < 0 ? -1 : 1);
+        s->from_loop();
+    }
+
+    static void on_timer(uv_timer_t *t)
+    {
+        BittwFiber *f = (BittwFiber *)t->data;
+        f->owner->make_ready(f, 0);
+        f->owner->from_loop();
+    }
+
+    void from_loop()
+    {
+        drain();
+        settle(env_, true);
+    }
+
+    /* The environment is going: every wait fails, so each C call unwinds
+     * (its connection is given back, broken), and its job is dropped. */
+    static void cleanup(void *arg)
+    {
+        BittwFibers *s = (BittwFibers *)arg;
+        s->closing_ = true;
+        for (BittwFiber *f : s->all_)
+            s->make_ready(f, -1);
+        s->drain();
+        s->settle(s->env_, false);
+        bitt__io_hook_set(nullptr);
+        if (cur_ == s)
+            cur_ = nullptr;
+        for (BittwFiber *f : s->spare_) {
+            munmap(f->stack, f->map_size);
+            uv_close((uv_handle_t *)&f->timer, [](uv_handle_t *h) { delete (BittwFiber *)h->data; });
+        }
+        s->spare_.clear();
+        napi_async_destroy(s->env_, s->async_);
+        napi_delete_reference(s->env_, s->resource_);
+        /* the scheduler itself stays: a poll handle may still be closing */
+    }
+
+    static thread_local BittwFibers *cur_;
+    Napi::Env env_;
+    uv_loop_t *loop_;
+    bitt__io_hook hook_ = {};
+    napi_async_context async_ = nullptr;
+    napi_ref resource_ = nullptr;
+    bool ok_ = false, closing_ = false, draining_ = false;
+    size_t page_ = 4096;
+    BittwCtx main_;
+    BittwFiber *running_ = nullptr;
+    std::deque<BittwFiber *> ready_;
+    std::vector<BittwFiber *> finished_, spare_, all_; /* all_: every fiber made */
+    std::unordered_map<int, BittwFdWatch *> fds_;
+    std::unordered_map<bittw_store *, size_t> inflight_;
+};
+thread_local BittwFibers *BittwFibers::cur_ = nullptr;
+
+#endif

@@ -1,0 +1,177 @@
+'use strict';
+// Promise calls on a Redis store run on fibers of the event loop's thread
+// (bindings/node/src/fibers.hpp) and share one connection (core/redis/pipe.c).
+// These check what that could break: replies reaching the wrong call, errors
+// of one call showing on another, the event loop blocked by a slow server, a
+// timeout leaving calls hanging, worker threads (each its own fibers), a sync
+// call on the same store while fibers hold its only connection, a worker torn
+// down with calls suspended, and the BITT_NODE_FIBERS=0 escape. Run by
+// scripts/test-node when Redis is among the backends. No timing assertions.
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const net = require('net');
+const path = require('path');
+const { Worker } = require('worker_threads');
+const { spawn } = require('child_process');
+const bitt = require('../../bindings/node');
+
+const URL_ = process.env.BITT_TEST_REDIS_URL;
+const PKG = path.join(__dirname, '..', '..', 'bindings', 'node');
+let seq = 0;
+const urlFor = (opts = '') => `${URL_}?prefix=nfib${process.pid}x${seq++}${opts}`;
+
+/* One command to the server on a raw socket (RESP), resolving to the reply's first line. */
+function raw(...args) {
+  const u = new URL(URL_);
+  return new Promise((resolve, reject) => {
+    const s = net.connect(Number(u.port), u.hostname);
+    let buf = '';
+    s.on('error', reject);
+    s.on('data', (d) => {
+      buf += d;
+      if (buf.includes('\r\n')) {
+        s.end();
+        resolve(buf.split('\r\n')[0]);
+      }
+    });
+    s.write(`*${args.length}\r\n` + args.map((a) => `$${Buffer.byteLength(String(a))}\r\n${a}\r\n`).join(''));
+  });
+}
+
+function child(code, env = {}) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ['-e', code, PKG, urlFor('&pool=1')], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...env },
+    });
+    let out = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.on('error', reject);
+    p.on('exit', (c) => resolve({ code: c, out }));
+  });
+}
+
+test('hundreds of calls in flight on one connection: each gets its own reply or error', { skip: !URL_ }, async () => {
+  const a = await bitt.openAsync(urlFor('&pool=1'));
+  await a.kv.set('text', 'not a counter');
+  const calls = [];
+  for (let i = 0; i < 500; i++) calls.push(a.kv.set(`k${i}`, `v${i}`).then(() => a.kv.get(`k${i}`)).then((e) => e.value));
+  const fails = Promise.allSettled(Array.from({ length: 50 }, () => a.kv.increment('text', 1n)));
+  const counts = Array.from({ length: 100 }, () => a.kv.increment('n', 1n));
+  assert.deepEqual(await Promise.all(calls), Array.from({ length: 500 }, (_, i) => `v${i}`));
+  for (const r of await fails) {
+    assert.equal(r.status, 'rejected');
+    assert.ok(r.reason instanceof bitt.NotACounter, String(r.reason));
+  }
+  const got = (await Promise.all(counts)).map(String).sort((x, y) => Number(x) - Number(y));
+  assert.deepEqual(got, Array.from({ length: 100 }, (_, i) => String(i + 1)));
+  await a.close();
+});
+
+test('the event loop runs while the server is paused, and each call times out with its own error', { skip: !URL_ }, async () => {
+  const a = await bitt.openAsync(urlFor('&pool=1&timeout=300'));
+  await a.kv.set('k', 'v');
+  assert.equal(await raw('CLIENT', 'PAUSE', '900', 'ALL'), '+OK');
+  let ticks = 0;
+  const timer = setInterval(() => { ticks++; }, 10);
+  const results = await Promise.allSettled(Array.from({ length: 20 }, () => a.kv.get('k')));
+  clearInterval(timer);
+  await raw('CLIENT', 'UNPAUSE');
+  for (const r of results) {
+    assert.equal(r.status, 'rejected');
+    assert.ok(r.reason instanceof bitt.BackendError, String(r.reason));
+    assert.match(r.reason.message, /no reply in time/);
+  }
+  assert.ok(ticks > 0, 'timers ran while the calls waited');
+  assert.equal((await a.kv.get('k')).value, 'v'); // a new connection
+  await a.close();
+});
+
+test('a sync call on the same store completes while fibers hold its only connection', { skip: !URL_ }, async () => {
+  const a = await bitt.openAsync(urlFor('&pool=1'));
+  const sync = bitt.attach(a.share());
+  const inflight = Array.from({ length: 50 }, (_, i) => a.kv.set(`a${i}`, i));
+  sync.kv.set('sync', 'yes'); // on the thread's own stack: an extra connection
+  await Promise.all(inflight);
+  assert.equal((await a.kv.get('sync')).value, 'yes');
+  assert.equal(sync.kv.get('a49').value, 49);
+  sync.close();
+  await a.close();
+});
+
+test('worker threads sharing a store each run their own fibers', { skip: !URL_ }, async () => {
+  const a = await bitt.openAsync(urlFor('&pool=2'));
+  const code = `
+    const { parentPort, workerData } = require('worker_threads');
+    const bitt = require(workerData.pkg);
+    (async () => {
+      const s = await bitt.attachAsync(workerData.token);
+      const got = await Promise.all(Array.from({ length: 200 }, (_, i) =>
+        s.kv.set('w' + workerData.id + '/' + i, i).then(() => s.kv.get('w' + workerData.id + '/' + i)).then((e) => e.value)));
+      await s.close();
+      parentPort.postMessage(got.every((v, i) => v === i));
+    })().catch((e) => parentPort.postMessage(String(e)));`;
+  const run = (id) => new Promise((resolve, reject) => {
+    const w = new Worker(code, { eval: true, workerData: { pkg: PKG, token: a.share(), id } });
+    w.on('message', resolve);
+    w.on('error', reject);
+  });
+  const mine = Promise.all(Array.from({ length: 200 }, (_, i) => a.kv.increment('n', 1n)));
+  assert.deepEqual(await Promise.all([run(1), run(2), run(3)]), [true, true, true]);
+  await mine;
+  assert.equal((await a.kv.get('n')).value, 200n);
+  await a.close();
+});
+
+test('a worker terminated with calls suspended on a paused server neither crashes nor hangs', { skip: !URL_ }, async () => {
+  const a = await bitt.openAsync(urlFor('&pool=1&timeout=2000'));
+  const token = a.share();
+  const code = `
+    const { parentPort, workerData } = require('worker_threads');
+    const bitt = require(workerData.pkg);
+    (async () => {
+      const s = await bitt.attachAsync(workerData.token);
+      await s.kv.set('x', 1);
+      for (let i = 0; i < 30; i++) s.kv.get('x').catch(() => {});
+      parentPort.postMessage('suspended');
+    })();`;
+  await raw('CLIENT', 'PAUSE', '700', 'ALL');
+  const w = new Worker(code, { eval: true, workerData: { pkg: PKG, token } });
+  await new Promise((resolve, reject) => { w.on('message', resolve); w.on('error', reject); });
+  await w.terminate();
+  await raw('CLIENT', 'UNPAUSE');
+  await a.kv.set('after', 'ok');
+  assert.equal((await a.kv.get('after')).value, 'ok');
+  await a.close();
+});
+
+test('BITT_NODE_FIBERS=0 runs the same calls on the dispatcher threads', { skip: !URL_ }, async () => {
+  const code = `
+    const bitt = require(process.argv[1]);
+    (async () => {
+      const a = await bitt.openAsync(process.argv[2]);
+      const got = await Promise.all(Array.from({ length: 200 }, (_, i) => a.kv.increment('n', 1n)));
+      await a.close();
+      process.stdout.write(String(got.length) + ' ' + String(got.reduce((m, x) => (x > m ? x : m), 0n)));
+    })().catch((e) => { console.error(e); process.exit(1); });`;
+  for (const env of [{ BITT_NODE_FIBERS: '0' }, {}]) {
+    const r = await child(code, env);
+    assert.equal(r.code, 0);
+    assert.equal(r.out, '200 200');
+  }
+});
+
+test('a process exiting with calls suspended exits cleanly', { skip: !URL_ }, async () => {
+  const code = `
+    const bitt = require(process.argv[1]);
+    (async () => {
+      const a = await bitt.openAsync(process.argv[2]);
+      await a.kv.set('x', 1);
+      for (let i = 0; i < 20; i++) a.kv.get('x').catch(() => {});
+      process.stdout.write('exiting');
+      process.exit(0);
+    })();`;
+  const r = await child(code);
+  assert.equal(r.code, 0);
+  assert.equal(r.out, 'exiting');
+});
