@@ -13,7 +13,10 @@
  * lets fibers of the connection's owner thread join it.
  *
  *   sending   the first caller that finds nobody sending flushes out[],
- *             including what others append while it waits for the socket
+ *             including what others append while it waits for the socket;
+ *             when calls are already in flight it first yields once, so
+ *             that one send carries every command of that turn of the
+ *             event loop
  *   reading   only the request at the head of the queue waits on the
  *             socket; it reads whatever arrived, hands every complete
  *             reply to its request and wakes that request's fiber; the
@@ -82,11 +85,15 @@ static int append(bitt_rd_conn *conn, const char *cmd, size_t len)
     return 0;
 }
 
-/* Sends out[] until it is empty (others may append meanwhile); 0, or the
- * connection is broken. */
-static void flush(bitt_rd_conn *conn, int64_t deadline)
+/* Sends out[] until it is empty (others may append meanwhile), or the
+ * connection is broken. With `gather`, it first lets the thread run once
+ * (a wait that ends at once), so that the calls started meanwhile go out
+ * in the same send. */
+static void flush(bitt_rd_conn *conn, int gather, int64_t deadline)
 {
     conn->flushing = 1;
+    if (gather)
+        bitt__io_wait(-1, 0, bitt__monotonic_ms());
     while (!conn->broken && conn->out_sent < conn->out_len) {
         ssize_t n = send(conn->c->fd, conn->out + conn->out_sent, conn->out_len - conn->out_sent,
                          MSG_NOSIGNAL);
@@ -181,13 +188,16 @@ int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, c
         return -1;
     }
     bitt_rd_req req = {.fiber = fiber, .items = items, .seq = ++conn->seq};
+    /* Calls already in flight: more are likely to come in this turn of the
+     * event loop. Alone, the command goes out at once. */
+    int gather = conn->head != NULL;
     if (conn->tail)
         conn->tail->next = &req;
     else
         conn->head = &req;
     conn->tail = &req;
     if (!conn->flushing)
-        flush(conn, deadline);
+        flush(conn, gather, deadline);
 
     while (!req.done) {
         int w;
