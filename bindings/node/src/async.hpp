@@ -209,6 +209,9 @@ class BittwJob {
             read_error();
         } catch (const std::bad_alloc &) {
             Fail(BITT_ENOMEM, "bitt: out of memory in the binding");
+        } catch (...) {
+            /* nothing may unwind out of a worker thread or a fiber */
+            Fail(BITT_EBACKEND, "bitt: the binding could not run the call");
         }
     }
     void read_error()
