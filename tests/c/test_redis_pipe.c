@@ -375,6 +375,14 @@ static void warm_up(fiber *f)
         failed(j, "warm-up set", rc);
 }
 
+static void check_round(job *jobs, int round)
+{
+    for (int i = 0; i < FIBERS; i++)
+        if (jobs[i].failures)
+            fail_msg("round %d, fiber %d: %d failures, first %s", round, i, jobs[i].failures,
+                     jobs[i].message);
+}
+
 static void run_round(job *jobs, void (*fn)(fiber *), bitt_store *s, int round)
 {
     for (int i = 0; i < FIBERS; i++) {
@@ -384,14 +392,7 @@ static void run_round(job *jobs, void (*fn)(fiber *), bitt_store *s, int round)
         spawn(fn, &jobs[i]);
     }
     run_all();
-}
-
-static void check_round(job *jobs, int round)
-{
-    for (int i = 0; i < FIBERS; i++)
-        if (jobs[i].failures)
-            fail_msg("round %d, fiber %d: %d failures, first %s", round, i, jobs[i].failures,
-                     jobs[i].message);
+    check_round(jobs, round);
 }
 
 static void test_fibers_share_one_connection(void **state)
@@ -408,7 +409,6 @@ static void test_fibers_share_one_connection(void **state)
     g_timeouts = 0;
     for (int round = 0; round < ROUNDS; round++) {
         run_round(jobs, writer, s, round);
-        check_round(jobs, round);
         assert_int_equal(connected_clients(), before);
     }
     assert_int_equal(before, 2);
@@ -430,14 +430,11 @@ static void test_killed_connection_is_replaced(void **state)
     bitt__io_hook_set(&g_hook);
     static job jobs[FIBERS];
     run_round(jobs, writer, s, 0);
-    check_round(jobs, 0);
     raw_int("CLIENT KILL TYPE normal SKIPME yes");
     /* every read queued on the dead connection is sent again on a new one
      * (a write would not be: it may have been applied) */
     run_round(jobs, reader, s, 0);
-    check_round(jobs, 0);
     run_round(jobs, writer, s, 1);
-    check_round(jobs, 1);
     bitt__io_hook_set(NULL);
     bitt_store_close(s);
 }
@@ -449,11 +446,9 @@ static void test_timeout_fails_each_call_with_its_message(void **state)
     bitt__io_hook_set(&g_hook);
     static job jobs[FIBERS];
     run_round(jobs, writer, s, 0);
-    check_round(jobs, 0);
     raw_int("CLIENT PAUSE 1500 ALL");
     g_timeouts = 0;
     run_round(jobs, doomed, s, 1);
-    check_round(jobs, 1);
     int seen = 0;
     for (int i = 0; i < FIBERS; i++)
         seen += jobs[i].timeouts_seen;
@@ -461,7 +456,6 @@ static void test_timeout_fails_each_call_with_its_message(void **state)
     assert_true(g_timeouts >= 1);
     raw_int("CLIENT UNPAUSE");
     run_round(jobs, writer, s, 2);
-    check_round(jobs, 2);
     bitt__io_hook_set(NULL);
     bitt_store_close(s);
 }
