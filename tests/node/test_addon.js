@@ -1,0 +1,138 @@
+'use strict';
+// The addon itself: its SQLite is the built-in one (deps/sqlite, staged by
+// `npm run stage`) and private to it, so that another SQLite in the process
+// keeps its own; and the synchronous kv get/set of one key (src/fast.hpp,
+// lib/fast.js) give what the Promise API gives for the same store: the
+// same entries, versions and errors.
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const bitt = require('../../bindings/node');
+const native = require('../../bindings/node/lib/native');
+const { candidates } = require('../../bindings/node/lib/native-path');
+
+const PKG = path.join(__dirname, '..', '..', 'bindings', 'node');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bitt-addon-'));
+test.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+/* The addon lib/native.js loaded (the first candidate that exists). */
+const addon = candidates(PKG).find((f) => fs.existsSync(f));
+
+test('the addon carries the staged SQLite and links no other', () => {
+  const header = fs.readFileSync(path.join(PKG, 'deps', 'sqlite', 'sqlite3.h'), 'utf8');
+  const sourceId = header.match(/^#define SQLITE_SOURCE_ID\s+"([^"]+)"/m)[1];
+  assert.ok(fs.readFileSync(addon).includes(sourceId), `${addon} does not hold SQLite ${sourceId}`);
+  const needed = execFileSync('readelf', ['-d', addon], { encoding: 'utf8' });
+  assert.doesNotMatch(needed, /libsqlite3/);
+});
+
+test('the addon exports and imports no sqlite3_* symbol', () => {
+  const dynamic = execFileSync('nm', ['-D', addon], { encoding: 'utf8' });
+  assert.match(dynamic, /napi_register_module_v1/); // the table was read
+  assert.deepEqual(dynamic.split('\n').filter((l) => /sqlite3_/.test(l)), []);
+});
+
+test('another SQLite in the process keeps its own (better-sqlite3, when bench/node has it)', (t) => {
+  let Database;
+  try {
+    Database = require(require.resolve('better-sqlite3', { paths: [path.join(__dirname, '..', '..', 'bench', 'node')] }));
+  } catch (e) {
+    t.skip('better-sqlite3 is not installed (npm ci --prefix bench/node)');
+    return;
+  }
+  const s = bitt.open(`sqlite:${tmp}/mine.db`);
+  const db = new Database(path.join(tmp, 'theirs.db'));
+  try {
+    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v BLOB)');
+    for (let i = 0; i < 50; i++) {
+      s.kv.set(`k${i}`, Buffer.from([i]));
+      db.prepare('INSERT INTO t VALUES (?, ?)').run(`k${i}`, Buffer.from([i]));
+    }
+    for (let i = 0; i < 50; i++) {
+      assert.deepEqual(s.kv.get(`k${i}`).value, Buffer.from([i]));
+      assert.deepEqual(db.prepare('SELECT v FROM t WHERE k = ?').get(`k${i}`).v, Buffer.from([i]));
+    }
+    assert.match(db.prepare('SELECT sqlite_version() AS v').get().v, /^3\./);
+  } finally {
+    db.close();
+    s.close();
+  }
+});
+
+const VALUES = [
+  ['empty bytes', Buffer.alloc(0)],
+  ['16 bytes', Buffer.alloc(16, 'x')],
+  ['a Uint8Array', new Uint8Array([1, 2, 3])],
+  ['4096 bytes (the scratch, full)', Buffer.alloc(4096, 7)],
+  ['4097 bytes (a Buffer of its own)', Buffer.alloc(4097, 8)],
+  ['60 KiB', Buffer.alloc(60 * 1024, 9)],
+  ['JSON', { a: [1, 'two', null], b: true }],
+  ['a JSON string', 'text'],
+  ['a counter', -1234567890123456789n],
+];
+
+for (const backend of ['memory', 'sqlite']) {
+  test(`${backend}: sync get/set give what the Promise API gives`, async () => {
+    const s = bitt.open(backend === 'memory' ? 'memory:' : `sqlite:${tmp}/same-${process.pid}.db`);
+    const a = await bitt.attachAsync(s.share());
+    try {
+      for (const [what, value] of VALUES) {
+        const key = ['same', what];
+        const version = s.kv.set(key, value);
+        assert.equal(typeof version, 'bigint', what);
+        const got = s.kv.get(key);
+        assert.equal(got.version, version, what);
+        assert.deepEqual(got, await a.kv.get(key), what);
+        const want = value instanceof Uint8Array ? Buffer.from(value) : value;
+        assert.deepEqual(got.value, want, what);
+        // The async set's version follows; the sync get sees it.
+        const next = await a.kv.set(key, value);
+        assert.equal(s.kv.get(key).version, next, what);
+      }
+      s.kv.set('ttl', 'soon', { ttl: 60000 });
+      const e = s.kv.get('ttl');
+      assert.equal(typeof e.expiresAt, 'number');
+      assert.ok(e.expiresAt > 0);
+      assert.deepEqual(e, await a.kv.get('ttl'));
+      assert.equal(s.kv.get('missing'), null);
+    } finally {
+      await a.close();
+      s.close();
+    }
+  });
+}
+
+test('a value got is a copy of its own: later gets and writes leave it alone', () => {
+  const s = bitt.open('memory:');
+  s.kv.set('a', Buffer.from('aaaa'));
+  s.kv.set('b', Buffer.from('bbbbbbbb'));
+  const a = s.kv.get('a').value;
+  const b = s.kv.get('b').value;
+  assert.deepEqual([a.toString(), b.toString()], ['aaaa', 'bbbbbbbb']);
+  a.fill(0);
+  assert.equal(s.kv.get('a').value.toString(), 'aaaa');
+  assert.equal(b.toString(), 'bbbbbbbb');
+  s.close();
+});
+
+test('sync get/set refuse bad arguments as before: TypeError, BittError, UsageError', () => {
+  const s = bitt.open('memory:');
+  assert.throws(() => s.kv.get(42), TypeError);
+  assert.throws(() => s.kv.set('k', undefined), TypeError);
+  assert.throws(() => s.kv.set('k', 'v', { ttl: 'soon' }), TypeError);
+  assert.throws(() => s.kv.set('k', 'v', 5), TypeError);
+  assert.throws(() => s.kv.set('k', 'v', { ttl: -1 }), (e) => e instanceof bitt.BittError && e.code === -1 && /ttl/.test(e.message));
+  assert.throws(() => s.kv.set('k', Buffer.alloc(65537)), (e) => e.name === 'TooLarge' && e.code === -3);
+  // The addon's own checks, past the JS layer.
+  assert.throws(() => native.bittw_kv_get1({}, Buffer.from('k')), { name: 'TypeError', message: 'expected a bitt store handle' });
+  assert.throws(() => native.bittw_kv_get1(s._box, 'k'), { name: 'TypeError', message: 'key must be a Buffer or a Uint8Array' });
+  assert.throws(() => native.bittw_kv_set1(s._box, Buffer.from('k'), 'v', 0, 0), { name: 'TypeError', message: 'value must be a Buffer or a Uint8Array' });
+  assert.throws(() => native.bittw_kv_set1(s._box, Buffer.from('k'), Buffer.from('v'), 0, 1.5), TypeError);
+  assert.throws(() => native.bittw_kv_set1(s._box, Buffer.from('k'), Buffer.from('v'), 9, 0), bitt.BittError);
+  s.close();
+  assert.throws(() => s.kv.get('k'), (e) => e.name === 'UsageError' && e.code === -12);
+  assert.throws(() => s.kv.set('k', 'v'), (e) => e.name === 'UsageError' && e.code === -12);
+});
