@@ -66,7 +66,7 @@ const VALUES = [
   ['empty bytes', Buffer.alloc(0)],
   ['16 bytes', Buffer.alloc(16, 'x')],
   ['a Uint8Array', new Uint8Array([1, 2, 3])],
-  ['4096 bytes (the scratch, full)', Buffer.alloc(4096, 7)],
+  ['4096 bytes (the most a pool takes)', Buffer.alloc(4096, 7)],
   ['4097 bytes (a Buffer of its own)', Buffer.alloc(4097, 8)],
   ['60 KiB', Buffer.alloc(60 * 1024, 9)],
   ['JSON', { a: [1, 'two', null], b: true }],
@@ -118,6 +118,41 @@ test('a value got is a copy of its own: later gets and writes leave it alone', (
   s.close();
 });
 
+test('values got one after another never overlap (slices of the addon\'s pools)', () => {
+  const s = bitt.open('memory:');
+  const want = [];
+  for (let i = 0; i < 100; i++) {
+    want.push(Buffer.alloc(1 + ((i * 37) % 300), i));
+    s.kv.set(`k${i}`, want[i]);
+  }
+  s.kv.set('big', Buffer.alloc(4000, 1)); // leaves less than 4 KiB in a pool: the next get takes a new one
+  const got = [];
+  for (let n = 0; n < 3000; n++) {
+    const i = n % 100;
+    got.push([i, s.kv.get(`k${i}`).value]);
+    if (n % 7 === 0) got.push([-1, s.kv.get('big').value]);
+  }
+  for (const [i, v] of got) assert.deepEqual(v, i < 0 ? Buffer.alloc(4000, 1) : want[i]);
+  s.close();
+});
+
+test('a value\'s pool cannot be detached by a transfer', () => {
+  const s = bitt.open('memory:');
+  s.kv.set('a', Buffer.from('aaaa'));
+  const a = s.kv.get('a').value;
+  const { port1, port2 } = new MessageChannel();
+  try {
+    port1.postMessage(a, [a.buffer]);
+  } catch (e) {
+    assert.equal(e.name, 'DataCloneError'); // newer Node refuses; older ones copy instead
+  }
+  port1.close();
+  port2.close();
+  assert.equal(a.toString(), 'aaaa');
+  assert.equal(s.kv.get('a').value.toString(), 'aaaa');
+  s.close();
+});
+
 test('sync get/set refuse bad arguments as before: TypeError, BittError, UsageError', () => {
   const s = bitt.open('memory:');
   assert.throws(() => s.kv.get(42), TypeError);
@@ -132,6 +167,7 @@ test('sync get/set refuse bad arguments as before: TypeError, BittError, UsageEr
   assert.throws(() => native.bittw_kv_set1(s._box, Buffer.from('k'), 'v', 0, 0), { name: 'TypeError', message: 'value must be a Buffer or a Uint8Array' });
   assert.throws(() => native.bittw_kv_set1(s._box, Buffer.from('k'), Buffer.from('v'), 0, 1.5), TypeError);
   assert.throws(() => native.bittw_kv_set1(s._box, Buffer.from('k'), Buffer.from('v'), 9, 0), bitt.BittError);
+  assert.throws(() => native.bittw_fast_pool(new ArrayBuffer(16)), TypeError);
   s.close();
   assert.throws(() => s.kv.get('k'), (e) => e.name === 'UsageError' && e.code === -12);
   assert.throws(() => s.kv.set('k', 'v'), (e) => e.name === 'UsageError' && e.code === -12);

@@ -2,36 +2,44 @@
 // The synchronous Store's kv: get and set of one key call the addon's own
 // functions (src/fast.hpp) instead of the SWIG wrappers, which cost as much
 // as the C call on SQLite. Same C calls, checks, errors and entries as
-// api.KV's; only the way the results come back differs: through a scratch
-// ArrayBuffer private to this module (its layout: src/fast.hpp), the value
-// copied out of it into a Buffer from Node's pool.
+// api.KV's; only the way the results come back differs: an entry's fields
+// through a small head private to this module (its layout: src/fast.hpp),
+// its value copied by the addon into a pool that the value's Buffer is a
+// slice of, as Buffer.from's are of Node's pool.
+const { Buffer } = require('buffer'); // the global is a getter, slower
+const { markAsUntransferable } = require('worker_threads');
 const native = require('./native');
 const { KV, ms, opts } = require('./api');
 const { encodeKey, encodeValue } = require('./values');
 const M = require('./model');
 
-const HEAD = 32; // sizeof(bittw_fast_head)
-const VALUE_MAX = 4096; // bittw_fast_value_max
-const scratch = new ArrayBuffer(HEAD + VALUE_MAX);
-const version = new BigUint64Array(scratch, 0, 1);
-const head = new Float64Array(scratch, 8, 2); // kind, expiresAt
-const bytes = Buffer.from(scratch, HEAD, VALUE_MAX);
-native.bittw_fast_init(scratch);
+const head = new ArrayBuffer(48); // sizeof(bittw_fast_head)
+const version = new BigUint64Array(head, 0, 1);
+const fields = new Float64Array(head, 8, 4); // kind, expiresAt, offset, low
+native.bittw_fast_init(head);
 
-/* A copy of the value's n bytes in the scratch. */
-function valueOut(n) {
-  const b = Buffer.allocUnsafe(n);
-  bytes.copy(b, 0, 0, n);
-  return b;
+const POOL_SIZE = 8192; // as Node's Buffer.poolSize; values over 4 KiB get an ArrayBuffer of their own
+let pool;
+function newPool() {
+  pool = new ArrayBuffer(POOL_SIZE);
+  // A slice's .buffer is this pool: transferring it must not detach it
+  // under the addon (Node marks its own pools so too).
+  markAsUntransferable(pool);
+  native.bittw_fast_pool(pool);
 }
+newPool();
 
 class SyncKV extends KV {
   get(key) {
     const k = encodeKey(key);
     const r = native.bittw_kv_get1(this._s._box, k);
     if (r === null) return null;
-    const value = typeof r === 'number' ? valueOut(r) : r;
-    return M.entry({ key: k, value, kind: head[0], version: version[0], expiresAt: head[1] });
+    let value = r;
+    if (typeof r === 'number') {
+      value = Buffer.from(pool, fields[2], r);
+      if (fields[3] !== 0) newPool();
+    }
+    return M.entry({ key: k, value, kind: fields[0], version: version[0], expiresAt: fields[1] });
   }
 
   set(key, value, o) {

@@ -8,56 +8,92 @@
  * errors (js_values.hpp, the same messages as the SWIG wrappers') and the
  * store box's read lock.
  *
- * Results go through a scratch ArrayBuffer that lib/fast.js made and
- * hands over once per thread (bittw_fast_init): an entry's kind,
- * expiresAt and version are written into its head, and a value that fits
- * into its tail too, so that a get returns only the value's length (or,
- * for a longer value, a Buffer of its own; null: not found) and JS makes
- * the entry object and the value's Buffer (Node's pooled allocation, no
- * ArrayBuffer per value). A set writes the new version there. The scratch
- * never leaves lib/fast.js, so nothing else can detach or keep it.
+ * Results go through memory lib/fast.js made and hands over (per thread):
+ * a small head, where a get writes the entry's kind, expiresAt, version and
+ * where its value went, and a set the new version; and a pool, where a get
+ * copies a value of up to 4 KiB, as Node's Buffer.from does with its own
+ * pool: lib/fast.js makes the value's Buffer a slice of it (no ArrayBuffer
+ * per value) and hands over a new pool when this one runs low. A get
+ * returns only the value's length (or, for a longer value, a Buffer of its
+ * own; null: not found), and JS makes the entry object. The pools are
+ * marked untransferable, as Node's are, so that no slice handed out can
+ * detach one under us.
  */
 #ifndef BITT_NODE_FAST_HPP
 #define BITT_NODE_FAST_HPP
 
-/* The scratch's layout; lib/fast.js reads it with the same offsets. */
+/* The head's layout; lib/fast.js reads it with the same offsets. */
 struct bittw_fast_head {
     uint64_t version;
     double kind;
     double expires_at; /* ms; past 2^53 rounded, as lib/model.js would */
+    double offset;     /* of the value in the pool */
+    double low;        /* 1: the pool has less than bittw_fast_value_max left */
     double pad;
 };
-static const size_t bittw_fast_value_max = 4096; /* bytes after the head */
+static const size_t bittw_fast_value_max = 4096; /* longer: a Buffer of its own */
 
-/* This thread's scratch (one Node environment a thread, as the factories
- * of js_values.hpp). */
-static thread_local Napi::Reference<Napi::ArrayBuffer> *bittw_fast_ref = nullptr;
-static thread_local uint8_t *bittw_fast_mem = nullptr;
+/* This thread's head and pool (one Node environment a thread, as the
+ * factories of js_values.hpp). */
+struct bittw_fast_mem {
+    Napi::Reference<Napi::ArrayBuffer> head_ref, pool_ref;
+    bittw_fast_head *head = nullptr;
+    uint8_t *pool = nullptr;
+    size_t pool_size = 0, used = 0;
+};
+static thread_local bittw_fast_mem *bittw_fast = nullptr;
 
 static void bittw_fast_drop(void *)
 {
-    delete bittw_fast_ref;
-    bittw_fast_ref = nullptr;
-    bittw_fast_mem = nullptr;
+    delete bittw_fast;
+    bittw_fast = nullptr;
 }
 
-/* bittw_fast_init(arrayBuffer): keeps the scratch (head + value bytes). */
+/* An ArrayBuffer argument of at least min bytes, or NULL after throwing. */
+static Napi::ArrayBuffer bittw_fast_buffer_arg(const Napi::CallbackInfo &info, size_t min)
+{
+    if (info.Length() < 1 || !info[0].IsArrayBuffer() || info[0].As<Napi::ArrayBuffer>().ByteLength() < min) {
+        Napi::TypeError::New(info.Env(), "expected an ArrayBuffer of at least " + std::to_string(min) + " bytes")
+            .ThrowAsJavaScriptException();
+        return Napi::ArrayBuffer();
+    }
+    return info[0].As<Napi::ArrayBuffer>();
+}
+
+/* bittw_fast_init(head): keeps the head, drops any pool. */
 static Napi::Value bittw_fast_init(const Napi::CallbackInfo &info)
 {
-    Napi::Env env = info.Env();
-    if (info.Length() < 1 || !info[0].IsArrayBuffer() ||
-        info[0].As<Napi::ArrayBuffer>().ByteLength() != sizeof(bittw_fast_head) + bittw_fast_value_max) {
-        Napi::TypeError::New(env, "expected the scratch ArrayBuffer").ThrowAsJavaScriptException();
+    Napi::ArrayBuffer ab = bittw_fast_buffer_arg(info, sizeof(bittw_fast_head));
+    if (ab.IsEmpty())
+        return Napi::Value();
+    if (!bittw_fast) {
+        bittw_fast = new bittw_fast_mem();
+        napi_add_env_cleanup_hook(info.Env(), bittw_fast_drop, NULL);
+    }
+    bittw_fast->head_ref = Napi::Persistent(ab);
+    bittw_fast->head = (bittw_fast_head *)ab.Data();
+    bittw_fast->pool_ref.Reset();
+    bittw_fast->pool = nullptr;
+    bittw_fast->pool_size = bittw_fast->used = 0;
+    return info.Env().Undefined();
+}
+
+/* bittw_fast_pool(pool): the values of the next gets go there. */
+static Napi::Value bittw_fast_pool(const Napi::CallbackInfo &info)
+{
+    Napi::ArrayBuffer ab = bittw_fast_buffer_arg(info, bittw_fast_value_max);
+    if (ab.IsEmpty())
+        return Napi::Value();
+    if (!bittw_fast) {
+        bittw_js_throw(info.Env(), BITT_EUSAGE, "bittw_fast_init was not called on this thread");
         return Napi::Value();
     }
-    if (!bittw_fast_ref) {
-        bittw_fast_ref = new Napi::Reference<Napi::ArrayBuffer>();
-        napi_add_env_cleanup_hook(env, bittw_fast_drop, NULL);
-    }
-    Napi::ArrayBuffer ab = info[0].As<Napi::ArrayBuffer>();
-    *bittw_fast_ref = Napi::Persistent(ab);
-    bittw_fast_mem = (uint8_t *)ab.Data();
-    return env.Undefined();
+    bittw_fast->pool_ref = Napi::Persistent(ab);
+    bittw_fast->pool = (uint8_t *)ab.Data();
+    bittw_fast->pool_size = ab.ByteLength();
+    bittw_fast->used = 0;
+    bittw_fast->head->low = 0;
+    return info.Env().Undefined();
 }
 
 /* The store box of info[0], its read lock held by *hold; false after
@@ -74,15 +110,16 @@ static bool bittw_fast_enter(Napi::Env env, Napi::Value v, bittw_hold *hold)
 
 static bool bittw_fast_ready(Napi::Env env)
 {
-    if (bittw_fast_mem)
+    if (bittw_fast && bittw_fast->pool)
         return true;
-    bittw_js_throw(env, BITT_EUSAGE, "bittw_fast_init was not called on this thread");
+    bittw_js_throw(env, BITT_EUSAGE, "bittw_fast_init and bittw_fast_pool were not called on this thread");
     return false;
 }
 
 /* bittw_kv_get1(store, key): null (not found), the value's length (the
- * value in the scratch), or the value as a Buffer (longer than the
- * scratch); kind, version and expiresAt in the scratch's head. */
+ * value in the pool, at the head's offset), or the value as a Buffer
+ * (longer than 4 KiB, or no room left); kind, version and expiresAt in the
+ * head. */
 static Napi::Value bittw_kv_get1(const Napi::CallbackInfo &info)
 {
     Napi::Env env = info.Env();
@@ -100,21 +137,26 @@ static Napi::Value bittw_kv_get1(const Napi::CallbackInfo &info)
     }
     if (!e.p)
         return env.Null();
-    bittw_fast_head *h = (bittw_fast_head *)bittw_fast_mem;
+    bittw_fast_mem *m = bittw_fast;
+    bittw_fast_head *h = m->head;
     h->version = bitt_entry_version(e.p);
     h->kind = bitt_entry_kind(e.p);
     h->expires_at = (double)bitt_entry_expires_at(e.p);
     size_t vl = 0;
     const uint8_t *v = bitt_entry_value(e.p, &vl);
-    if (vl > bittw_fast_value_max)
+    if (vl > bittw_fast_value_max || vl > m->pool_size - m->used)
         return bittw_js_bytes(env, v, vl);
     if (vl)
-        memcpy(bittw_fast_mem + sizeof *h, v, vl);
+        memcpy(m->pool + m->used, v, vl);
+    h->offset = (double)m->used;
+    m->used = std::min(m->pool_size, (m->used + vl + 7) & ~(size_t)7); /* 8-aligned, as Node's pool */
+    if (m->pool_size - m->used < bittw_fast_value_max)
+        h->low = 1;
     return Napi::Number::New(env, (double)vl);
 }
 
 /* bittw_kv_set1(store, key, value, kind, ttl): the new version in the
- * scratch's head; returns undefined. */
+ * head; returns undefined. */
 static Napi::Value bittw_kv_set1(const Napi::CallbackInfo &info)
 {
     Napi::Env env = info.Env();
@@ -134,13 +176,14 @@ static Napi::Value bittw_kv_set1(const Napi::CallbackInfo &info)
         bittw_js_throw_last(env, rc);
         return Napi::Value();
     }
-    ((bittw_fast_head *)bittw_fast_mem)->version = version;
+    bittw_fast->head->version = version;
     return env.Undefined();
 }
 
 static void bittw_fast_register(Napi::Env env, Napi::Object exports)
 {
     exports.Set("bittw_fast_init", Napi::Function::New(env, bittw_fast_init, "bittw_fast_init"));
+    exports.Set("bittw_fast_pool", Napi::Function::New(env, bittw_fast_pool, "bittw_fast_pool"));
     exports.Set("bittw_kv_get1", Napi::Function::New(env, bittw_kv_get1, "bittw_kv_get1"));
     exports.Set("bittw_kv_set1", Napi::Function::New(env, bittw_kv_set1, "bittw_kv_set1"));
 }
