@@ -11,7 +11,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const bitt = require('../../bindings/node');
-const native = require('../../bindings/node/lib/native');
+const { fast } = require('../../bindings/node/lib/fast');
 const { candidates } = require('../../bindings/node/lib/native-path');
 
 const PKG = path.join(__dirname, '..', '..', 'bindings', 'node');
@@ -153,6 +153,27 @@ test('a value\'s pool cannot be detached by a transfer', () => {
   s.close();
 });
 
+test('two copies of lib/fast.js (a fresh module registry) each read their own results', () => {
+  const file = require.resolve('../../bindings/node/lib/fast');
+  const first = require.cache[file];
+  delete require.cache[file];
+  const { SyncKV } = require(file); // the same addon, a second copy of the module
+  require.cache[file] = first;
+  const s = bitt.open('memory:');
+  const other = new SyncKV(s);
+  s.kv.set('a', Buffer.from('from the first'));
+  other.set('b', Buffer.from('from the second'));
+  for (let i = 0; i < 600; i++) {
+    const a = s.kv.get('a');
+    const b = other.get('b');
+    assert.equal(a.value.toString(), 'from the first');
+    assert.equal(b.value.toString(), 'from the second');
+    assert.ok(b.version > a.version);
+  }
+  assert.equal(other.set('a', 'x'), s.kv.get('a').version);
+  s.close();
+});
+
 test('sync get/set refuse bad arguments as before: TypeError, BittError, UsageError', () => {
   const s = bitt.open('memory:');
   assert.throws(() => s.kv.get(42), TypeError);
@@ -162,12 +183,12 @@ test('sync get/set refuse bad arguments as before: TypeError, BittError, UsageEr
   assert.throws(() => s.kv.set('k', 'v', { ttl: -1 }), (e) => e instanceof bitt.BittError && e.code === -1 && /ttl/.test(e.message));
   assert.throws(() => s.kv.set('k', Buffer.alloc(65537)), (e) => e.name === 'TooLarge' && e.code === -3);
   // The addon's own checks, past the JS layer.
-  assert.throws(() => native.bittw_kv_get1({}, Buffer.from('k')), { name: 'TypeError', message: 'expected a bitt store handle' });
-  assert.throws(() => native.bittw_kv_get1(s._box, 'k'), { name: 'TypeError', message: 'key must be a Buffer or a Uint8Array' });
-  assert.throws(() => native.bittw_kv_set1(s._box, Buffer.from('k'), 'v', 0, 0), { name: 'TypeError', message: 'value must be a Buffer or a Uint8Array' });
-  assert.throws(() => native.bittw_kv_set1(s._box, Buffer.from('k'), Buffer.from('v'), 0, 1.5), TypeError);
-  assert.throws(() => native.bittw_kv_set1(s._box, Buffer.from('k'), Buffer.from('v'), 9, 0), bitt.BittError);
-  assert.throws(() => native.bittw_fast_pool(new ArrayBuffer(16)), TypeError);
+  assert.throws(() => fast.get({}, Buffer.from('k')), { name: 'TypeError', message: 'expected a bitt store handle' });
+  assert.throws(() => fast.get(s._box, 'k'), { name: 'TypeError', message: 'key must be a Buffer or a Uint8Array' });
+  assert.throws(() => fast.set(s._box, Buffer.from('k'), 'v', 0, 0), { name: 'TypeError', message: 'value must be a Buffer or a Uint8Array' });
+  assert.throws(() => fast.set(s._box, Buffer.from('k'), Buffer.from('v'), 0, 1.5), TypeError);
+  assert.throws(() => fast.set(s._box, Buffer.from('k'), Buffer.from('v'), 9, 0), bitt.BittError);
+  assert.throws(() => fast.pool(new ArrayBuffer(16)), TypeError);
   s.close();
   assert.throws(() => s.kv.get('k'), (e) => e.name === 'UsageError' && e.code === -12);
   assert.throws(() => s.kv.set('k', 'v'), (e) => e.name === 'UsageError' && e.code === -12);

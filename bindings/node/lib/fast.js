@@ -16,7 +16,8 @@ const M = require('./model');
 const head = new ArrayBuffer(48); // sizeof(bittw_fast_head)
 const version = new BigUint64Array(head, 0, 1);
 const fields = new Float64Array(head, 8, 4); // kind, expiresAt, offset, low
-native.bittw_fast_init(head);
+// Functions of this copy of the module, on memory of their own.
+const fast = native.bittw_fast_bind(head);
 
 const POOL_SIZE = 8192; // as Node's Buffer.poolSize; values over 4 KiB get an ArrayBuffer of their own
 let pool;
@@ -25,14 +26,14 @@ function newPool() {
   // A slice's .buffer is this pool: transferring it must not detach it
   // under the addon (Node marks its own pools so too).
   markAsUntransferable(pool);
-  native.bittw_fast_pool(pool);
+  fast.pool(pool);
 }
 newPool();
 
 class SyncKV extends KV {
   get(key) {
     const k = encodeKey(key);
-    const r = native.bittw_kv_get1(this._s._box, k);
+    const r = fast.get(this._s._box, k);
     if (r === null) return null;
     let value = r;
     if (typeof r === 'number') {
@@ -44,9 +45,9 @@ class SyncKV extends KV {
 
   set(key, value, o) {
     const [data, kind] = encodeValue(value);
-    native.bittw_kv_set1(this._s._box, encodeKey(key), data, kind, ms(opts(o).ttl, 'ttl'));
+    fast.set(this._s._box, encodeKey(key), data, kind, ms(opts(o).ttl, 'ttl'));
     return version[0];
   }
 }
 
-module.exports = { SyncKV };
+module.exports = { SyncKV, fast };

@@ -8,7 +8,7 @@
  * errors (js_values.hpp, the same messages as the SWIG wrappers') and the
  * store box's read lock.
  *
- * Results go through memory lib/fast.js made and hands over (per thread):
+ * Results go through memory lib/fast.js made and hands over:
  * a small head, where a get writes the entry's kind, expiresAt, version and
  * where its value went, and a set the new version; and a pool, where a get
  * copies a value of up to 4 KiB, as Node's Buffer.from does with its own
@@ -22,6 +22,9 @@
 #ifndef BITT_NODE_FAST_HPP
 #define BITT_NODE_FAST_HPP
 
+#include <algorithm>
+#include <string>
+
 /* The head's layout; lib/fast.js reads it with the same offsets. */
 struct bittw_fast_head {
     uint64_t version;
@@ -33,49 +36,38 @@ struct bittw_fast_head {
 };
 static const size_t bittw_fast_value_max = 4096; /* longer: a Buffer of its own */
 
-/* This thread's head and pool (one Node environment a thread, as the
- * factories of js_values.hpp). */
+/* The head and pool of one copy of lib/fast.js, the data of the functions
+ * bittw_fast_bind made for it: a second copy (a test runner's fresh module
+ * registry, which still shares the addon) gets functions and memory of its
+ * own. Freed with the environment. */
 struct bittw_fast_mem {
     Napi::Reference<Napi::ArrayBuffer> head_ref, pool_ref;
     bittw_fast_head *head = nullptr;
     uint8_t *pool = nullptr;
     size_t pool_size = 0, used = 0;
 };
-static thread_local bittw_fast_mem *bittw_fast = nullptr;
 
-static void bittw_fast_drop(void *)
+static void bittw_fast_drop(void *m)
 {
-    delete bittw_fast;
-    bittw_fast = nullptr;
+    delete (bittw_fast_mem *)m;
 }
 
-/* An ArrayBuffer argument of at least min bytes, or NULL after throwing. */
+static bittw_fast_mem *bittw_fast_of(const Napi::CallbackInfo &info)
+{
+    return (bittw_fast_mem *)info.Data();
+}
+
+/* An ArrayBuffer argument of at least min bytes, or an empty one after throwing. */
 static Napi::ArrayBuffer bittw_fast_buffer_arg(const Napi::CallbackInfo &info, size_t min)
 {
-    if (info.Length() < 1 || !info[0].IsArrayBuffer() || info[0].As<Napi::ArrayBuffer>().ByteLength() < min) {
-        Napi::TypeError::New(info.Env(), "expected an ArrayBuffer of at least " + std::to_string(min) + " bytes")
+    if (info.Length() < 1 || !info[0].IsArrayBuffer() ||
+        info[0].As<Napi::ArrayBuffer>().ByteLength() < min) {
+        Napi::TypeError::New(info.Env(), "expected an ArrayBuffer of at least " +
+                                             std::to_string(min) + " bytes")
             .ThrowAsJavaScriptException();
         return Napi::ArrayBuffer();
     }
     return info[0].As<Napi::ArrayBuffer>();
-}
-
-/* bittw_fast_init(head): keeps the head, drops any pool. */
-static Napi::Value bittw_fast_init(const Napi::CallbackInfo &info)
-{
-    Napi::ArrayBuffer ab = bittw_fast_buffer_arg(info, sizeof(bittw_fast_head));
-    if (ab.IsEmpty())
-        return Napi::Value();
-    if (!bittw_fast) {
-        bittw_fast = new bittw_fast_mem();
-        napi_add_env_cleanup_hook(info.Env(), bittw_fast_drop, NULL);
-    }
-    bittw_fast->head_ref = Napi::Persistent(ab);
-    bittw_fast->head = (bittw_fast_head *)ab.Data();
-    bittw_fast->pool_ref.Reset();
-    bittw_fast->pool = nullptr;
-    bittw_fast->pool_size = bittw_fast->used = 0;
-    return info.Env().Undefined();
 }
 
 /* bittw_fast_pool(pool): the values of the next gets go there. */
@@ -84,15 +76,12 @@ static Napi::Value bittw_fast_pool(const Napi::CallbackInfo &info)
     Napi::ArrayBuffer ab = bittw_fast_buffer_arg(info, bittw_fast_value_max);
     if (ab.IsEmpty())
         return Napi::Value();
-    if (!bittw_fast) {
-        bittw_js_throw(info.Env(), BITT_EUSAGE, "bittw_fast_init was not called on this thread");
-        return Napi::Value();
-    }
-    bittw_fast->pool_ref = Napi::Persistent(ab);
-    bittw_fast->pool = (uint8_t *)ab.Data();
-    bittw_fast->pool_size = ab.ByteLength();
-    bittw_fast->used = 0;
-    bittw_fast->head->low = 0;
+    bittw_fast_mem *m = bittw_fast_of(info);
+    m->pool_ref = Napi::Persistent(ab);
+    m->pool = (uint8_t *)ab.Data();
+    m->pool_size = ab.ByteLength();
+    m->used = 0;
+    m->head->low = 0;
     return info.Env().Undefined();
 }
 
@@ -108,11 +97,11 @@ static bool bittw_fast_enter(Napi::Env env, Napi::Value v, bittw_hold *hold)
     return bittw_js_enter(env, box, hold);
 }
 
-static bool bittw_fast_ready(Napi::Env env)
+static bool bittw_fast_ready(Napi::Env env, bittw_fast_mem *m)
 {
-    if (bittw_fast && bittw_fast->pool)
+    if (m->pool)
         return true;
-    bittw_js_throw(env, BITT_EUSAGE, "bittw_fast_init and bittw_fast_pool were not called on this thread");
+    bittw_js_throw(env, BITT_EUSAGE, "no pool was given");
     return false;
 }
 
@@ -126,7 +115,8 @@ static Napi::Value bittw_kv_get1(const Napi::CallbackInfo &info)
     bittw_hold hold;
     const uint8_t *kp = NULL;
     size_t kn = 0;
-    if (!bittw_fast_ready(env) || !bittw_fast_enter(env, info[0], &hold) ||
+    bittw_fast_mem *m = bittw_fast_of(info);
+    if (!bittw_fast_ready(env, m) || !bittw_fast_enter(env, info[0], &hold) ||
         !bittw_js_get_bytes(env, info[1], false, "key", &kp, &kn))
         return Napi::Value();
     bittw_owned<bitt_entry, bitt_entry_free> e;
@@ -137,7 +127,6 @@ static Napi::Value bittw_kv_get1(const Napi::CallbackInfo &info)
     }
     if (!e.p)
         return env.Null();
-    bittw_fast_mem *m = bittw_fast;
     bittw_fast_head *h = m->head;
     h->version = bitt_entry_version(e.p);
     h->kind = bitt_entry_kind(e.p);
@@ -149,7 +138,8 @@ static Napi::Value bittw_kv_get1(const Napi::CallbackInfo &info)
     if (vl)
         memcpy(m->pool + m->used, v, vl);
     h->offset = (double)m->used;
-    m->used = std::min(m->pool_size, (m->used + vl + 7) & ~(size_t)7); /* 8-aligned, as Node's pool */
+    m->used =
+        std::min(m->pool_size, (m->used + vl + 7) & ~(size_t)7); /* 8-aligned, as Node's pool */
     if (m->pool_size - m->used < bittw_fast_value_max)
         h->low = 1;
     return Napi::Number::New(env, (double)vl);
@@ -165,10 +155,12 @@ static Napi::Value bittw_kv_set1(const Napi::CallbackInfo &info)
     size_t kn = 0, vn = 0;
     int kind = 0;
     int64_t ttl = 0;
-    if (!bittw_fast_ready(env) || !bittw_fast_enter(env, info[0], &hold) ||
+    bittw_fast_mem *m = bittw_fast_of(info);
+    if (!bittw_fast_ready(env, m) || !bittw_fast_enter(env, info[0], &hold) ||
         !bittw_js_get_bytes(env, info[1], false, "key", &kp, &kn) ||
         !bittw_js_get_bytes(env, info[2], false, "value", &vp, &vn) ||
-        !bittw_js_get_int(env, info[3], "kind", &kind) || !bittw_js_get_i64(env, info[4], "ttl_ms", &ttl))
+        !bittw_js_get_int(env, info[3], "kind", &kind) ||
+        !bittw_js_get_i64(env, info[4], "ttl_ms", &ttl))
         return Napi::Value();
     uint64_t version = 0;
     int rc = bitt_kv_set(bittw_store_of(hold.box), kp, kn, vp, vn, kind, ttl, &version);
@@ -176,16 +168,32 @@ static Napi::Value bittw_kv_set1(const Napi::CallbackInfo &info)
         bittw_js_throw_last(env, rc);
         return Napi::Value();
     }
-    bittw_fast->head->version = version;
+    m->head->version = version;
     return env.Undefined();
+}
+
+/* bittw_fast_bind(head): {pool, get, set} (bittw_fast_pool, bittw_kv_get1,
+ * bittw_kv_set1) on memory of their own, with this head. */
+static Napi::Value bittw_fast_bind(const Napi::CallbackInfo &info)
+{
+    Napi::Env env = info.Env();
+    Napi::ArrayBuffer ab = bittw_fast_buffer_arg(info, sizeof(bittw_fast_head));
+    if (ab.IsEmpty())
+        return Napi::Value();
+    bittw_fast_mem *m = new bittw_fast_mem();
+    napi_add_env_cleanup_hook(env, bittw_fast_drop, m);
+    m->head_ref = Napi::Persistent(ab);
+    m->head = (bittw_fast_head *)ab.Data();
+    Napi::Object fns = Napi::Object::New(env);
+    fns.Set("pool", Napi::Function::New(env, bittw_fast_pool, "bittw_fast_pool", m));
+    fns.Set("get", Napi::Function::New(env, bittw_kv_get1, "bittw_kv_get1", m));
+    fns.Set("set", Napi::Function::New(env, bittw_kv_set1, "bittw_kv_set1", m));
+    return fns;
 }
 
 static void bittw_fast_register(Napi::Env env, Napi::Object exports)
 {
-    exports.Set("bittw_fast_init", Napi::Function::New(env, bittw_fast_init, "bittw_fast_init"));
-    exports.Set("bittw_fast_pool", Napi::Function::New(env, bittw_fast_pool, "bittw_fast_pool"));
-    exports.Set("bittw_kv_get1", Napi::Function::New(env, bittw_kv_get1, "bittw_kv_get1"));
-    exports.Set("bittw_kv_set1", Napi::Function::New(env, bittw_kv_set1, "bittw_kv_set1"));
+    exports.Set("bittw_fast_bind", Napi::Function::New(env, bittw_fast_bind, "bittw_fast_bind"));
 }
 
 #endif
