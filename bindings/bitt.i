@@ -1060,12 +1060,15 @@ BITTW_JS_OUT(bitt_messages, bitt_messages_free, bittw_js_messages)
 }
 
 /* The Promise API, tuple codec and error factory: hand-written Node-API
- * functions registered next to SWIG's (node/src/async.hpp). */
+ * functions registered next to SWIG's (node/src/async.hpp); the synchronous
+ * KV get/set of one key without SWIG's per-call costs (node/src/fast.hpp). */
 %wrapper %{
 #include "async.hpp"
+#include "fast.hpp"
 %}
 %init %{
   bittw_js_register(env, exports);
+  bittw_fast_register(env, exports);
 %}
 #endif
 

@@ -16,10 +16,9 @@
 //          expiresAt} with version a bigint; better-sqlite3: its row object
 //          with safeIntegers, so version is a bigint there too, as are kind
 //          and expires_at).
-// Not the same: bitt links the system SQLite (Debian 12: 3.40.1, built with
-// SECURE_DELETE and memory statistics) unless built with an amalgamation
-// (docs/sqlite.md), better-sqlite3 bundles its own
-// amalgamation (3.53.2 in better-sqlite3 12.11, built for speed). The "bare upsert" row does less than
+// The same SQLite: the bitt addon builds in the amalgamation better-sqlite3
+// 12.11 bundles (3.53.2; bindings/node/README.md), with libbitt's options
+// (core/sqlite/sqlite-defines.txt). The "bare upsert" row does less than
 // bitt (autocommit, no versionstamp): a reference for what a set costs.
 import fs from 'node:fs';
 import os from 'node:os';

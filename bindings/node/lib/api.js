@@ -325,4 +325,4 @@ class AtomicBase {
   }
 }
 
-module.exports = { KV, Queue, Leases, Outbox, Budgets, Schedules, Clock, AtomicBase, NOTFOUND, EXISTS, DENIED };
+module.exports = { KV, Queue, Leases, Outbox, Budgets, Schedules, Clock, AtomicBase, NOTFOUND, EXISTS, DENIED, ms, opts };

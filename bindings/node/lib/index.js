@@ -16,6 +16,7 @@ const values = require('./values');
 const api = require('./api');
 const M = require('./model');
 const { consume } = require('./consumer');
+const { SyncKV } = require('./fast');
 
 // A store wrapper dropped without close() still frees its box (which
 // outlives calls in flight: they hold a reference on it in C). A wrapper
@@ -108,6 +109,7 @@ class Store {
   /* Use bitt.open(url) or bitt.attach(token). */
   constructor(box, owner) {
     adopt(this, box, owner);
+    this.kv = new SyncKV(this); // get/set of one key without SWIG's per-call costs
     const self = this;
     this.pubsub = {
       publish: (channel, data) => self._call('bitt_pubsub_publish', [channel, pubData(data)], () => undefined),

@@ -73,17 +73,15 @@ static bool bittw_js_get_bytes(Napi::Env env, Napi::Value v, bool allow_null, co
     *n = 0;
     if (allow_null && bittw_js_is_nullish(v))
         return true;
-    if (v.IsTypedArray()) {
-        Napi::TypedArray ta = v.As<Napi::TypedArray>();
-        if (ta.TypedArrayType() == napi_uint8_array) {
-            Napi::Uint8Array u = v.As<Napi::Uint8Array>();
-            *p = u.Data();
-            *n = u.ByteLength();
-            if (!*p)
-                *p = (const uint8_t *)"";
-            return true;
-        }
+    /* One Node-API call for the usual case (anything not a typed array
+     * fails it): these are on every key and value of the hot paths. */
+    napi_typedarray_type type;
+    void *data = NULL;
+    if (napi_get_typedarray_info(env, v, &type, n, &data, NULL, NULL) == napi_ok && type == napi_uint8_array) {
+        *p = data ? (const uint8_t *)data : (const uint8_t *)"";
+        return true;
     }
+    *n = 0;
     return bittw_js_type_error(env, what, allow_null ? "a Buffer, a Uint8Array or null" : "a Buffer or a Uint8Array");
 }
 
