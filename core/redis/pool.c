@@ -49,6 +49,8 @@ void bitt__rd_pool_free(bitt_backend *be)
         for (size_t i = 0; i < p->size; i++)
             if (p->conns[i].c)
                 redisFree(p->conns[i].c);
+    for (size_t i = 0; p->conns && i < p->size; i++)
+        bitt__rd_buf_free(&p->conns[i].out);
     free(p->conns);
     free(p->free);
     p->conns = NULL;

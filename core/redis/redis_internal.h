@@ -6,6 +6,7 @@
  *   conn.c      connecting (AUTH, SELECT), one command with a deadline,
  *               reconnecting after a failure, error messages
  *   reply.c     the bounded reply reader, argument lists, reading replies
+ *   resp.c      writing a command in RESP into a buffer that is kept
  *   scripts.c   the script registry: EVALSHA, SCRIPT LOAD after NOSCRIPT
  *   lua_lib.c   the Lua every script starts with (exact int64 helpers),
  *               and what some add: queue helpers, a small bignum for
@@ -133,10 +134,17 @@ typedef struct bitt_rd_waiter {
     int ready;           /* lock and cond initialised */
 } bitt_rd_waiter;
 
+/* A command in RESP (resp.c): len bytes at p, cap allocated. */
+typedef struct bitt_rd_buf {
+    char *p;
+    size_t len, cap;
+} bitt_rd_buf;
+
 /* A command connection of the pool (pool.c). */
 typedef struct bitt_rd_conn {
     redisContext *c; /* NULL when closed: the next command connects */
     bitt_rd_bound bound;
+    bitt_rd_buf out; /* the command being sent, kept across calls and reconnects */
 } bitt_rd_conn;
 
 typedef struct bitt_rd_pool {
@@ -172,6 +180,9 @@ struct bitt_backend {
     char sha[RS_COUNT][41]; /* loaded scripts ("" = not loaded yet) */
     char fn_lib[24];        /* the function library's name, "" = not named yet */
     _Atomic int fn_off;     /* 1: the server refuses Functions, EVALSHA only */
+    /* FCALL's function name of each script, fn_lib "_" id (made with fn_lib) */
+    char fn_name[RS_COUNT][24 + 12];
+    size_t fn_name_len[RS_COUNT];
 
     bitt_rd_waiter waiter;
 };
@@ -233,6 +244,16 @@ int bitt__rd_push_message(const redisReply *r, size_t at, bitt_messages *out, co
 /* Pushes every message of r from element `at` on; on failure out is as it
  * was. */
 int bitt__rd_push_messages(const redisReply *r, size_t at, bitt_messages *out, const char *what);
+
+/* ---- resp.c ----------------------------------------------------------------- */
+
+/* Writes the command of argc arguments (argv[i] of lens[i] bytes; lens NULL:
+ * C strings) into buf, replacing what it held; buf grows as needed and is
+ * kept for the next command. BITT_OK, or BITT_ENOMEM / BITT_ETOOLARGE
+ * recorded with bitt__fail naming `what` (buf then holds no command). */
+int bitt__rd_resp_format(bitt_rd_buf *buf, const char *what, size_t argc, const char *const *argv,
+                         const size_t *lens);
+void bitt__rd_buf_free(bitt_rd_buf *buf);
 
 /* ---- pool.c ----------------------------------------------------------------- */
 
