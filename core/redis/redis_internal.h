@@ -201,7 +201,10 @@ void bitt__rd_reader_setup(redisContext *c, bitt_rd_bound *bound);
 void bitt__rd_bound_reset(const bitt_backend *be, bitt_rd_bound *bound, size_t items);
 
 /* An argument list. Adding never fails: an allocation failure is remembered
- * and reported when the list is sent. */
+ * and reported when the list is sent. The first BITT_RD_ARGS_INLINE
+ * arguments and numbers live in the list itself, so most commands allocate
+ * nothing for it (a list is a local: it must not be copied or moved). */
+#define BITT_RD_ARGS_INLINE 16
 typedef struct bitt_rd_args {
     const char **v;
     size_t *len;
@@ -212,6 +215,11 @@ typedef struct bitt_rd_args {
     int oom;
     int retry; /* the command only reads: sent again once after a lost connection */
     int lost;  /* set by bitt__rd_call: it failed on the connection, not by a reply */
+    /* the inline storage (last: init clears only what is above) */
+    const char *v_in[BITT_RD_ARGS_INLINE];
+    size_t len_in[BITT_RD_ARGS_INLINE];
+    size_t num_in[BITT_RD_ARGS_INLINE];
+    char nums_in[BITT_RD_ARGS_INLINE * 16];
 } bitt_rd_args;
 
 void bitt__rd_args_init(bitt_rd_args *a);
