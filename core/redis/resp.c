@@ -22,31 +22,25 @@
 #define RESP_KEEP_MAX ((size_t)64 * 1024)
 #define RESP_MIN_CAP ((size_t)512)
 
+/* Most lengths have one or two digits: a loop that stops early. */
 static size_t digits(size_t n)
 {
     size_t d = 1;
-    while (n >= 10) {
-        n /= 10;
+    for (; n >= 10; n /= 10)
         d++;
-    }
     return d;
 }
 
-/* Writes prefix, n in decimal and "\r\n" at p; returns the end. */
-static char *put_header(char *p, char prefix, size_t n)
+/* Writes prefix, n in decimal (d digits) and "\r\n" at p; returns the end. */
+static char *put_header(char *p, char prefix, size_t n, size_t d)
 {
-    char tmp[24];
-    size_t at = sizeof tmp;
-    do {
-        tmp[--at] = (char)('0' + n % 10);
-        n /= 10;
-    } while (n);
     *p++ = prefix;
-    memcpy(p, tmp + at, sizeof tmp - at);
-    p += sizeof tmp - at;
-    *p++ = '\r';
-    *p++ = '\n';
-    return p;
+    char *end = p + d;
+    for (char *q = end; q > p; n /= 10)
+        *--q = (char)('0' + n % 10);
+    end[0] = '\r';
+    end[1] = '\n';
+    return end + 2;
 }
 
 /* Makes room for need bytes, keeping a large buffer only while needed. */
@@ -86,10 +80,10 @@ int bitt__rd_resp_format(bitt_rd_buf *buf, const char *what, size_t argc, const 
     if (reserve(buf, need))
         return bitt__fail(BITT_ENOMEM, "redis: out of memory formatting %s (%zu bytes)", what,
                           need);
-    char *p = put_header(buf->p, '*', argc);
+    char *p = put_header(buf->p, '*', argc, digits(argc));
     for (size_t i = 0; i < argc; i++) {
         size_t n = lens ? lens[i] : strlen(argv[i]);
-        p = put_header(p, '$', n);
+        p = put_header(p, '$', n, digits(n));
         if (n)
             memcpy(p, argv[i], n);
         p += n;

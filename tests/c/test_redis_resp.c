@@ -153,6 +153,35 @@ static void many_arguments(void **state)
     free(argv);
 }
 
+/* Lengths on each side of a change in digit count, against hiredis. */
+static void length_digits(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {0,   1,    9,    10,    11,    99,    100,
+                                   999, 1000, 9999, 10000, 10001, 99999, 100000};
+    enum { N = sizeof sizes / sizeof sizes[0] };
+    char *data = calloc(1, 100000);
+    assert_non_null(data);
+    const char *argv[N];
+    for (size_t i = 0; i < N; i++)
+        argv[i] = data;
+    bitt_rd_buf b = {0};
+    assert_int_equal(bitt__rd_resp_format(&b, "test", N, argv, sizes), BITT_OK);
+    assert_like_hiredis(&b, N, argv, sizes);
+    /* each count too, 0 to 10000 arguments */
+    const char **many = calloc(10001, sizeof *many);
+    assert_non_null(many);
+    for (size_t i = 0; i <= 10000; i++)
+        many[i] = "x";
+    for (size_t i = 0; i < N && sizes[i] <= 10001; i++) {
+        assert_int_equal(bitt__rd_resp_format(&b, "test", sizes[i], many, NULL), BITT_OK);
+        assert_like_hiredis(&b, sizes[i], many, NULL);
+    }
+    bitt__rd_buf_free(&b);
+    free(many);
+    free(data);
+}
+
 /* A command the same size or smaller than the one before reuses the buffer:
  * no allocation in the steady state. */
 static void buffer_reused(void **state)
@@ -223,7 +252,7 @@ int main(void)
         cmocka_unit_test(c_strings),      cmocka_unit_test(binary_arguments),
         cmocka_unit_test(large_argument), cmocka_unit_test(many_arguments),
         cmocka_unit_test(buffer_reused),  cmocka_unit_test(out_of_memory),
-        cmocka_unit_test(size_overflow),
+        cmocka_unit_test(size_overflow),  cmocka_unit_test(length_digits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
