@@ -58,7 +58,7 @@ static int reserve(bitt_rd_buf *buf, size_t need)
     }
     char *p = bitt__realloc(buf->p, cap);
     if (!p)
-        return -1;
+        return need <= buf->cap ? 0 : -1; /* a shrink that failed keeps the larger one */
     buf->p = p;
     buf->cap = cap;
     return 0;
