@@ -119,11 +119,11 @@ static int setup_fail(bitt_backend *be, redisContext *c, const char *step, const
 static int setup_command(bitt_backend *be, redisContext *c, bitt_rd_bound *bound, int64_t deadline,
                          const char *step, int argc, const char **argv)
 {
-    char *cmd = NULL;
-    int len = redisFormatCommandArgv(&cmd, argc, argv, NULL);
-    if (len < 0 || !cmd) {
+    bitt_rd_buf cmd = {0};
+    int rc = bitt__rd_resp_format(&cmd, "a setup command", (size_t)argc, argv, NULL);
+    if (rc) {
         redisFree(c);
-        return bitt__fail(BITT_ENOMEM, "redis: out of memory formatting a command");
+        return rc;
     }
     bound->max_elements = 64;
     bound->max_bytes = 65536;
@@ -131,8 +131,8 @@ static int setup_command(bitt_backend *be, redisContext *c, bitt_rd_bound *bound
     bound->exceeded = 0;
     redisReply *r = NULL;
     const char *why = NULL;
-    int rc = bitt__rd_roundtrip(c, bound, cmd, (size_t)len, deadline, &r, &why);
-    free(cmd);
+    rc = bitt__rd_roundtrip(c, bound, cmd.p, cmd.len, deadline, &r, &why);
+    bitt__rd_buf_free(&cmd);
     if (rc)
         return setup_fail(be, c, step, why);
     if (r->type == REDIS_REPLY_ERROR) {
@@ -263,20 +263,20 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
         return rc;
     if (a->count > 0x7fffffff)
         return bitt__fail(BITT_ETOOLARGE, "redis: %s: too many arguments", what);
-    char *cmd = NULL;
-    int len = redisFormatCommandArgv(&cmd, (int)a->count, a->v, a->len);
-    if (len < 0 || !cmd)
-        return bitt__fail(BITT_ENOMEM, "redis: out of memory formatting %s", what);
     const char *why = NULL;
     redisReply *r = NULL;
     a->lost = 0;
     /* A caller on a fiber shares a connection with its thread's other
-     * fibers (pipe.c); any other has one to itself. */
+     * fibers: pipe.c appends its command behind theirs. Any other has one to
+     * itself: the command is written into its buffer once, and sent again
+     * as it is after a reconnect. */
     void *fiber = bitt__io_self();
     bitt_rd_conn *conn = fiber ? bitt__rd_pool_take_piped(be) : bitt__rd_pool_take(be);
-    if (!conn) {
-        free(cmd);
+    if (!conn)
         return BITT_ENOMEM;
+    if (!fiber && (rc = bitt__rd_resp_format(&conn->out, what, a->count, a->v, a->len))) {
+        bitt__rd_pool_give(be, conn);
+        return rc;
     }
     /* The deadline starts once a connection is ours. */
     const int64_t deadline = bitt__monotonic_ms() + be->timeout_ms;
@@ -293,11 +293,15 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
         }
         int io;
         if (fiber) {
-            io = bitt__rd_pipe_roundtrip(be, conn, fiber, cmd, (size_t)len, items, deadline, &r,
-                                         &why);
+            io = bitt__rd_pipe_roundtrip(be, conn, fiber, what, a, items, deadline, &r, &why);
+            if (io == BITT_RD_PIPE_UNSENT) {
+                rc = bitt_error_last_code(); /* recorded by the append */
+                break;
+            }
         } else {
             bitt__rd_bound_reset(be, &conn->bound, items);
-            io = bitt__rd_roundtrip(conn->c, &conn->bound, cmd, (size_t)len, deadline, &r, &why);
+            io = bitt__rd_roundtrip(conn->c, &conn->bound, conn->out.p, conn->out.len, deadline, &r,
+                                    &why);
         }
         if (!io)
             break;
@@ -307,7 +311,6 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
             bitt__rd_pool_give_piped(be, conn); /* the last user closes it */
             conn = again ? bitt__rd_pool_take_piped(be) : NULL;
             if (again && !conn) {
-                free(cmd);
                 a->lost = 1;
                 return BITT_ENOMEM;
             }
@@ -328,7 +331,6 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
         else
             bitt__rd_pool_give(be, conn);
     }
-    free(cmd);
     if (rc) {
         a->lost = 1;
         return rc;

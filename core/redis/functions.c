@@ -77,7 +77,8 @@ static uint64_t text_hash(const char *s, size_t n)
     return h;
 }
 
-/* Sets be->fn_lib to the library's versioned name (at open: only read after). */
+/* Sets be->fn_lib to the library's versioned name, and be->fn_name[] to
+ * its functions' (at open: only read after), so a call formats nothing. */
 int bitt__rd_fn_name(bitt_backend *be)
 {
     size_t len = 0;
@@ -87,6 +88,9 @@ int bitt__rd_fn_name(bitt_backend *be)
     snprintf(be->fn_lib, sizeof be->fn_lib, "bitt_%016llx",
              (unsigned long long)text_hash(text, len));
     free(text);
+    for (int id = 0; id < RS_COUNT; id++)
+        be->fn_name_len[id] =
+            (size_t)snprintf(be->fn_name[id], sizeof be->fn_name[id], "%s_%d", be->fn_lib, id);
     return BITT_OK;
 }
 
@@ -124,12 +128,10 @@ int bitt__rd_fcall(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size
                    redisReply **out)
 {
     *out = NULL;
-    char fn[sizeof be->fn_lib + 16];
-    int fn_len = snprintf(fn, sizeof fn, "%s_%d", be->fn_lib, (int)id);
     a->v[0] = "FCALL";
     a->len[0] = 5;
-    a->v[1] = fn;
-    a->len[1] = (size_t)fn_len;
+    a->v[1] = be->fn_name[id];
+    a->len[1] = be->fn_name_len[id];
     a->retry = (bitt__rd_scripts[id].flags & RS_READONLY) != 0;
     /* At most: not found (a new server), a load, the call again. */
     for (int attempt = 0; attempt < 2; attempt++) {

@@ -12,7 +12,7 @@
  * bitt__io_wait, so the state here needs no lock; the pool (pool.c) only
  * lets fibers of the connection's owner thread join it.
  *
- *   sending   the first caller that finds nobody sending flushes out[],
+ *   sending   the first caller that finds nobody sending flushes out,
  *             including what others append while it waits for the socket;
  *             when calls are already in flight it first yields once, so
  *             that one send carries every command of that turn of the
@@ -54,38 +54,14 @@ void bitt__rd_pipe_break(bitt_rd_conn *conn, const char *why)
 
 void bitt__rd_pipe_reset(bitt_rd_conn *conn)
 {
-    free(conn->out);
-    conn->out = NULL;
-    conn->out_len = conn->out_sent = conn->out_cap = 0;
+    conn->out.len = conn->out_sent = 0;
     conn->flushing = 0;
     conn->broken = conn->timed_out = 0;
     conn->why = NULL;
     conn->head = conn->tail = NULL;
 }
 
-static int append(bitt_rd_conn *conn, const char *cmd, size_t len)
-{
-    if (conn->out_sent == conn->out_len)
-        conn->out_sent = conn->out_len = 0;
-    if (len > conn->out_cap - conn->out_len) {
-        size_t cap = conn->out_cap ? conn->out_cap : 4096;
-        while (cap - conn->out_len < len) {
-            if (cap > SIZE_MAX / 2)
-                return -1;
-            cap *= 2;
-        }
-        char *p = bitt__realloc(conn->out, cap);
-        if (!p)
-            return -1;
-        conn->out = p;
-        conn->out_cap = cap;
-    }
-    memcpy(conn->out + conn->out_len, cmd, len);
-    conn->out_len += len;
-    return 0;
-}
-
-/* Sends out[] until it is empty (others may append meanwhile), or the
+/* Sends out until it is empty (others may append meanwhile), or the
  * connection is broken. With `gather`, it first lets the thread run once
  * (a wait that ends at once), so that the calls started meanwhile go out
  * in the same send. */
@@ -94,8 +70,8 @@ static void flush(bitt_rd_conn *conn, int gather, int64_t deadline)
     conn->flushing = 1;
     if (gather)
         bitt__io_wait(-1, 0, bitt__monotonic_ms());
-    while (!conn->broken && conn->out_sent < conn->out_len) {
-        ssize_t n = send(conn->c->fd, conn->out + conn->out_sent, conn->out_len - conn->out_sent,
+    while (!conn->broken && conn->out_sent < conn->out.len) {
+        ssize_t n = send(conn->c->fd, conn->out.p + conn->out_sent, conn->out.len - conn->out_sent,
                          MSG_NOSIGNAL);
         if (n > 0) {
             conn->out_sent += (size_t)n;
@@ -173,8 +149,8 @@ static void read_some(bitt_backend *be, bitt_rd_conn *conn, void *self)
     take_replies(be, conn, self);
 }
 
-int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, const char *cmd,
-                            size_t len, size_t items, int64_t deadline, redisReply **out,
+int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, const char *what,
+                            const bitt_rd_args *a, size_t items, int64_t deadline, redisReply **out,
                             const char **why)
 {
     *out = NULL;
@@ -182,11 +158,10 @@ int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, c
         *why = conn->why;
         return -1;
     }
-    if (append(conn, cmd, len)) {
-        conn->bound.out_of_memory = 1;
-        *why = "out of memory queueing a command (it was not sent)";
-        return -1;
-    }
+    if (conn->out_sent == conn->out.len)
+        conn->out.len = conn->out_sent = 0; /* all sent: start over */
+    if (bitt__rd_resp_append(&conn->out, what, a->count, a->v, a->len))
+        return BITT_RD_PIPE_UNSENT;
     bitt_rd_req req = {.fiber = fiber, .items = items, .seq = ++conn->seq};
     /* Calls already in flight: more are likely to come in this turn of the
      * event loop. Alone, the command goes out at once. */

@@ -57,6 +57,7 @@ void bitt__rd_pool_free(bitt_backend *be)
             if (p->conns[i].c)
                 redisFree(p->conns[i].c);
             bitt__rd_pipe_reset(&p->conns[i]);
+            bitt__rd_buf_free(&p->conns[i].out);
         }
     free(p->conns);
     free(p->free);
@@ -89,6 +90,7 @@ static void free_extra(bitt_rd_conn *conn)
     if (conn->c)
         redisFree(conn->c);
     bitt__rd_pipe_reset(conn);
+    bitt__rd_buf_free(&conn->out);
     free(conn);
 }
 
@@ -152,6 +154,7 @@ bitt_rd_conn *bitt__rd_pool_take_piped(bitt_backend *be)
         conn = p->free[--p->nfree];
         conn->piped = 1;
         conn->owner = self;
+        conn->out.len = conn->out_sent = 0; /* a thread's last command, sent */
     }
     if (conn)
         conn->users++;

@@ -8,6 +8,7 @@
  *               reconnecting after a failure, error messages
  *   pipe.c      calls on fibers sharing a connection (pipelining)
  *   reply.c     the bounded reply reader, argument lists, reading replies
+ *   resp.c      writing a command in RESP into a buffer that is kept
  *   scripts.c   the script registry: EVALSHA, SCRIPT LOAD after NOSCRIPT
  *   lua_lib.c   the Lua every script starts with (exact int64 helpers),
  *               and what some add: queue helpers, a small bignum for
@@ -147,12 +148,23 @@ typedef struct bitt_rd_req {
     int done; /* 1: reply read, -1: the connection failed */
 } bitt_rd_req;
 
+/* Commands in RESP (resp.c): len bytes at p, cap allocated. */
+typedef struct bitt_rd_buf {
+    char *p;
+    size_t len, cap;
+} bitt_rd_buf;
+
 /* A command connection of the pool (pool.c). A call on a thread has it to
  * itself. Calls on fibers of one thread (core/io_wait.h) share it: each
  * appends its command and waits for its reply in order (pipe.c). */
 typedef struct bitt_rd_conn {
     redisContext *c; /* NULL when closed: the next command connects */
     bitt_rd_bound bound;
+    /* A call on a thread: the command being sent, kept across calls and
+     * reconnects. Shared by fibers: the commands appended, sent up to
+     * out_sent. */
+    bitt_rd_buf out;
+    size_t out_sent;
     /* shared by fibers (pipe.c); all of this is touched only by the
      * fibers of `owner`, which never run at once, and by the pool under
      * its lock */
@@ -162,12 +174,10 @@ typedef struct bitt_rd_conn {
     size_t users;             /* calls holding it */
     bitt_rd_req *head, *tail; /* waiting for replies, in sending order */
     uint64_t seq, bound_seq;  /* the request the reader's bound is set for */
-    char *out;                /* commands not sent yet */
-    size_t out_len, out_sent, out_cap;
-    int flushing;    /* a fiber is sending out[] */
-    const char *why; /* set when broken: every waiter fails with it */
-    int broken;      /* closed when its last user leaves */
-    int timed_out;   /* broken by a call's deadline: the others fail too, unsent */
+    int flushing;             /* a fiber is sending out */
+    const char *why;          /* set when broken: every waiter fails with it */
+    int broken;               /* closed when its last user leaves */
+    int timed_out;            /* broken by a call's deadline: the others fail too, unsent */
 } bitt_rd_conn;
 
 /* Calls on fibers one connection carries at once before another opens. */
@@ -206,6 +216,9 @@ struct bitt_backend {
     char sha[RS_COUNT][41]; /* loaded scripts ("" = not loaded yet) */
     char fn_lib[24];        /* the function library's name, "" = not named yet */
     _Atomic int fn_off;     /* 1: the server refuses Functions, EVALSHA only */
+    /* FCALL's function name of each script, fn_lib "_" id (made with fn_lib) */
+    char fn_name[RS_COUNT][24 + 12];
+    size_t fn_name_len[RS_COUNT];
 
     bitt_rd_waiter waiter;
 };
@@ -224,7 +237,10 @@ void bitt__rd_reader_setup(redisContext *c, bitt_rd_bound *bound);
 void bitt__rd_bound_reset(const bitt_backend *be, bitt_rd_bound *bound, size_t items);
 
 /* An argument list. Adding never fails: an allocation failure is remembered
- * and reported when the list is sent. */
+ * and reported when the list is sent. The first BITT_RD_ARGS_INLINE
+ * arguments and numbers live in the list itself, so most commands allocate
+ * nothing for it (a list is a local: it must not be copied or moved). */
+#define BITT_RD_ARGS_INLINE 16
 typedef struct bitt_rd_args {
     const char **v;
     size_t *len;
@@ -235,6 +251,11 @@ typedef struct bitt_rd_args {
     int oom;
     int retry; /* the command only reads: sent again once after a lost connection */
     int lost;  /* set by bitt__rd_call: it failed on the connection, not by a reply */
+    /* the inline storage (last: init clears only what is above) */
+    const char *v_in[BITT_RD_ARGS_INLINE];
+    size_t len_in[BITT_RD_ARGS_INLINE];
+    size_t num_in[BITT_RD_ARGS_INLINE];
+    char nums_in[BITT_RD_ARGS_INLINE * 16];
 } bitt_rd_args;
 
 void bitt__rd_args_init(bitt_rd_args *a);
@@ -268,6 +289,19 @@ int bitt__rd_push_message(const redisReply *r, size_t at, bitt_messages *out, co
  * was. */
 int bitt__rd_push_messages(const redisReply *r, size_t at, bitt_messages *out, const char *what);
 
+/* ---- resp.c ----------------------------------------------------------------- */
+
+/* Writes the command of argc arguments (argv[i] of lens[i] bytes; lens NULL:
+ * C strings) into buf, replacing what it held; buf grows as needed and is
+ * kept for the next command. BITT_OK, or BITT_ENOMEM / BITT_ETOOLARGE
+ * recorded with bitt__fail naming `what` (buf then holds no command). */
+int bitt__rd_resp_format(bitt_rd_buf *buf, const char *what, size_t argc, const char *const *argv,
+                         const size_t *lens);
+/* The same, after what buf holds (on failure buf keeps just that). */
+int bitt__rd_resp_append(bitt_rd_buf *buf, const char *what, size_t argc, const char *const *argv,
+                         const size_t *lens);
+void bitt__rd_buf_free(bitt_rd_buf *buf);
+
 /* ---- pool.c ----------------------------------------------------------------- */
 
 /* Sets up be->pool of be->pool.size slots (none connected). */
@@ -289,13 +323,16 @@ size_t bitt__rd_io_slots(bitt_backend *be);
 
 /* ---- pipe.c ----------------------------------------------------------------- */
 
-/* Sends a formatted command on a shared connection and waits for its
+/* Appends a's command to a shared connection, sends it and waits for its
  * reply (the fiber suspends meanwhile): 0 with *out, -2 timeout, -1 other
- * failure (*why set). Any failure breaks the connection for every call on
+ * failure (*why set), or BITT_RD_PIPE_UNSENT. Any failure breaks the connection for every call on
  * it: each fails, and its last user closes it. */
-int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, const char *cmd,
-                            size_t len, size_t items, int64_t deadline, redisReply **out,
+int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, const char *what,
+                            const bitt_rd_args *a, size_t items, int64_t deadline, redisReply **out,
                             const char **why);
+/* bitt__rd_pipe_roundtrip's status when the command could not be written
+ * (out of memory, too large): nothing was sent, the failure is recorded. */
+#define BITT_RD_PIPE_UNSENT (-3)
 /* Fails every call waiting on conn with why. */
 void bitt__rd_pipe_break(bitt_rd_conn *conn, const char *why);
 /* Drops what a closed connection still held (unsent commands). */

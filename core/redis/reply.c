@@ -14,6 +14,7 @@
  * record asked for, and the store's key and value limits per record (but
  * never less than one value of the library's largest allowed size).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,16 +140,39 @@ void bitt__rd_bound_reset(const bitt_backend *be, bitt_rd_bound *b, size_t items
 
 void bitt__rd_args_init(bitt_rd_args *a)
 {
-    memset(a, 0, sizeof *a);
+    memset(a, 0, offsetof(bitt_rd_args, v_in));
+    a->v = a->v_in;
+    a->len = a->len_in;
+    a->num = a->num_in;
+    a->cap = BITT_RD_ARGS_INLINE;
+    a->nums = a->nums_in;
+    a->nums_cap = sizeof a->nums_in;
 }
 
 void bitt__rd_args_free(bitt_rd_args *a)
 {
-    free(a->v);
-    free(a->len);
-    free(a->num);
-    free(a->nums);
-    memset(a, 0, sizeof *a);
+    if (a->v != a->v_in)
+        free(a->v);
+    if (a->len != a->len_in)
+        free(a->len);
+    if (a->num != a->num_in)
+        free(a->num);
+    if (a->nums != a->nums_in)
+        free(a->nums);
+    memset(a, 0, offsetof(bitt_rd_args, v_in));
+}
+
+/* An array of the list with room for cap items of size bytes: realloc'd,
+ * or moved from the inline storage to the heap; NULL on out of memory (cur
+ * is then untouched). */
+static void *grow_array(void *cur, const void *in, size_t used, size_t cap, size_t size)
+{
+    if (cur != in)
+        return bitt__realloc(cur, cap * size);
+    void *p = bitt__malloc(cap * size);
+    if (p && used)
+        memcpy(p, cur, used * size);
+    return p;
 }
 
 static int grow(bitt_rd_args *a)
@@ -156,13 +180,13 @@ static int grow(bitt_rd_args *a)
     if (a->count < a->cap)
         return 0;
     size_t cap = a->cap ? a->cap * 2 : 16;
-    const char **v = bitt__realloc(a->v, cap * sizeof *v);
+    const char **v = grow_array(a->v, a->v_in, a->count, cap, sizeof *v);
     if (v)
         a->v = v;
-    size_t *len = bitt__realloc(a->len, cap * sizeof *len);
+    size_t *len = grow_array(a->len, a->len_in, a->count, cap, sizeof *len);
     if (len)
         a->len = len;
-    size_t *num = bitt__realloc(a->num, cap * sizeof *num);
+    size_t *num = grow_array(a->num, a->num_in, a->count, cap, sizeof *num);
     if (num)
         a->num = num;
     if (!v || !len || !num)
@@ -196,7 +220,7 @@ static void arg_number(bitt_rd_args *a, const char *text, size_t n)
         size_t cap = a->nums_cap ? a->nums_cap * 2 : 256;
         while (cap < a->nums_len + n)
             cap *= 2;
-        char *nums = bitt__realloc(a->nums, cap);
+        char *nums = grow_array(a->nums, a->nums_in, a->nums_len, cap, 1);
         if (!nums) {
             a->oom = 1;
             return;

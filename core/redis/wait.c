@@ -65,14 +65,14 @@ static int subscribe(bitt_backend *be, bitt_rd_waiter *w, redisContext **out, in
     char channel[BITT_RD_PREFIX_MAX + 16];
     snprintf(channel, sizeof channel, "%s:wake", be->anchor);
     const char *argv[2] = {"SUBSCRIBE", channel};
-    char *cmd = NULL;
-    int len = redisFormatCommandArgv(&cmd, 2, argv, NULL);
+    bitt_rd_buf cmd = {0};
+    int rc = bitt__rd_resp_format(&cmd, "SUBSCRIBE", 2, argv, NULL) ? -1 : 0;
     redisReply *r = NULL;
     const char *why = NULL;
     set_bound(&w->bound);
-    int rc = len > 0 && cmd ? bitt__rd_roundtrip(c, &w->bound, cmd, (size_t)len, deadline, &r, &why)
-                            : -1;
-    free(cmd);
+    if (!rc)
+        rc = bitt__rd_roundtrip(c, &w->bound, cmd.p, cmd.len, deadline, &r, &why);
+    bitt__rd_buf_free(&cmd);
     int ok = !rc && r->type == REDIS_REPLY_ARRAY;
     if (r)
         freeReplyObject(r);
