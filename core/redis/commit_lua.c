@@ -191,8 +191,10 @@ const char bitt__rd_lua_commit[] =
  * nothing changed) and the same reply {0, version[, found]}. A set reads
  * nothing first: HSET says how many fields it created, 4 for a new row
  * (which joins the key index and had no expiry) and 0 for an old one
- * (already indexed; its old expiry, if any, is dropped by a ZREM that
- * changes nothing when there was none). */
+ * (already indexed). An old row's expiry in P kexp is left when the new
+ * one has none: a ZREM on every overwrite was a sixth of the function's
+ * server time, and the purge (kv_lua.c) reads each member's row and drops
+ * a member whose row has no expiry any more. */
 const char bitt__rd_lua_kv_set[] =
     "-- ARGV: now, key, value, kind, expires_at\n"
     "local key, e = ARGV[2], ARGV[5]\n"
@@ -200,11 +202,7 @@ const char bitt__rd_lua_kv_set[] =
     "local added = redis.call('HSET', P .. 'k:' .. key, 'v', ARGV[3], 't', ARGV[4], 's', "
     "version, 'e', e)\n"
     "if added > 0 then redis.call('ZADD', P .. 'kidx', 0, key) end\n"
-    "if e ~= '0' then\n"
-    "  redis.call('ZADD', P .. 'kexp', e, key)\n"
-    "elseif added == 0 then\n"
-    "  redis.call('ZREM', P .. 'kexp', key)\n"
-    "end\n"
+    "if e ~= '0' then redis.call('ZADD', P .. 'kexp', e, key) end\n"
     "return {0, version}\n";
 
 const char bitt__rd_lua_kv_delete[] =

@@ -59,5 +59,5 @@ const char bitt__rd_lua_purge[] =
     "  end\n"
     "end\n"
     "local more = 0\n"
-    "if #r == batch and removed > 0 then more = 1 end\n"
+    "if #r == batch then more = 1 end\n"
     "return {0, removed, more}\n";

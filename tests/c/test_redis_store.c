@@ -654,6 +654,54 @@ static void test_budget_arithmetic(void **state)
     bitt_store_close(s);
 }
 
+/* A key set with a TTL and then again without one may keep its old member
+ * in P kexp (kv_set leaves it): the purge must drop those members without
+ * touching their rows, and go on past a full batch of them (1000) to the
+ * rows that did expire. */
+static void test_purge_after_ttl_dropped(void **state)
+{
+    (void)state;
+    const char *prefix = fresh_prefix("purge");
+    bitt_store *s = open_store(prefix, NULL);
+    assert_int_equal(bitt_clock_set_manual(s, 1000), BITT_OK);
+    char key[32];
+    for (int i = 0; i < 1500; i++) {
+        int n = snprintf(key, sizeof key, "kept%04d", i);
+        assert_int_equal(bitt_kv_set(s, key, (size_t)n, "a", 1, BITT_KIND_BYTES, 100, NULL),
+                         BITT_OK);
+        assert_int_equal(
+            bitt_kv_set(s, key, (size_t)n, "b", 1, BITT_KIND_BYTES, BITT_TTL_NONE, NULL), BITT_OK);
+    }
+    for (int i = 0; i < 10; i++) {
+        int n = snprintf(key, sizeof key, "gone%d", i);
+        assert_int_equal(bitt_kv_set(s, key, (size_t)n, "c", 1, BITT_KIND_BYTES, 500, NULL),
+                         BITT_OK);
+    }
+    assert_int_equal(bitt_clock_advance(s, 1000), BITT_OK);
+    uint64_t removed = 0;
+    assert_int_equal(bitt_kv_purge_expired(s, &removed), BITT_OK);
+    assert_int_equal(removed, 10);
+    assert_int_equal(bitt_kv_purge_expired(s, &removed), BITT_OK);
+    assert_int_equal(removed, 0);
+    for (int i = 0; i < 1500; i += 7) {
+        int n = snprintf(key, sizeof key, "kept%04d", i);
+        bitt_entry *e = NULL;
+        assert_int_equal(bitt_kv_get(s, key, (size_t)n, &e), BITT_OK);
+        size_t len = 0;
+        assert_memory_equal(bitt_entry_value(e, &len), "b", 1);
+        bitt_entry_free(e);
+    }
+    redisContext *raw = redisConnect(g_host, g_port);
+    assert_true(raw && !raw->err);
+    redisReply *r = redisCommand(raw, "ZCARD {%s}:kexp", prefix);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(r->integer, 0);
+    freeReplyObject(r);
+    redisFree(raw);
+    bitt_store_close(s);
+}
+
 static void test_schedule_arithmetic(void **state)
 {
     (void)state;
@@ -703,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_lost_connection_and_scripts),
         cmocka_unit_test(test_budget_arithmetic),
         cmocka_unit_test(test_schedule_arithmetic),
+        cmocka_unit_test(test_purge_after_ttl_dropped),
     };
     return cmocka_run_group_tests(tests, need_server, NULL);
 }
