@@ -175,3 +175,18 @@ test('a process exiting with calls suspended exits cleanly', { skip: !URL_ }, as
   assert.equal(r.code, 0);
   assert.equal(r.out, 'exiting');
 });
+
+test('a dequeue with a wait: taken on a fiber when there are messages, waited for on a thread when not', { skip: !URL_ }, async () => {
+  const a = await bitt.openAsync(urlFor());
+  await a.queue.enqueue('t', 'first');
+  const now = await a.queue.dequeue('t', { wait: 5000 });
+  assert.deepEqual(now.map((m) => m.value), ['first']);
+  await a.queue.ack(now[0]);
+  // nothing there: the wait runs on a thread and is woken by the enqueue
+  setTimeout(() => { a.queue.enqueue('t', 'later'); }, 100);
+  const later = await a.queue.dequeue('t', { wait: 5000 });
+  assert.deepEqual(later.map((m) => m.value), ['later']);
+  await a.queue.ack(later[0]);
+  assert.deepEqual(await a.queue.dequeue('t', { wait: 50 }), []);
+  await a.close();
+});

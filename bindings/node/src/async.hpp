@@ -96,7 +96,15 @@ class BittwOuts {
         return a;
     }
 
-    ~BittwOuts()
+    ~BittwOuts() { clear(); }
+
+    /* One list of messages, empty: a dequeue that found nothing. */
+    bool found_nothing() const
+    {
+        return n_ == 1 && items_[0].type == MESSAGES && (!items_[0].p || bitt_messages_count((bitt_messages *)items_[0].p) == 0);
+    }
+
+    void clear()
     {
         for (size_t j = 0; j < n_; j++) {
             Item &it = items_[j];
@@ -115,7 +123,9 @@ class BittwOuts {
             case INTS: free(it.p); break;
             default: break;
             }
+            it = Item();
         }
+        n_ = 0;
     }
 
     enum Type { U64, I64, ENTRY, ENTRIES, MESSAGE, MESSAGES, SCHEDULE, SCHEDULES, BUF, STATS, TXN, SUB, BOX, INTS };
@@ -184,6 +194,22 @@ class BittwJob {
         }
     }
 
+    /* The call to make instead when this one (the same without waiting)
+     * finds nothing: Continue() switches to it. */
+    void ThenWait(Run waiting) { waiting_ = std::move(waiting); }
+
+    /* After Work: true when the call found nothing and has a waiting form,
+     * which is now the call to run (on a wait thread). */
+    bool Continue()
+    {
+        if (!waiting_ || status_ != 0 || !outs_.found_nothing())
+            return false;
+        run_ = std::move(waiting_);
+        waiting_ = nullptr;
+        outs_.clear();
+        return true;
+    }
+
     /* A call that could not run (out of memory in the binding). */
     void Fail(int status, const char *msg)
     {
@@ -223,7 +249,7 @@ class BittwJob {
     }
     bittw_store *box_;
     Mode mode_;
-    Run run_;
+    Run run_, waiting_;
     Napi::Promise::Deferred deferred_;
     BittwOuts outs_;
     int status_ = 0;
@@ -231,7 +257,6 @@ class BittwJob {
 };
 
 #include "dispatch.hpp"
-#include "fibers.hpp"
 
 /* ---- calls that wait (dequeue with wait, subscription next): their own threads ------ */
 /* A call that waits would hold one of the dispatcher's few threads (8 by
@@ -306,6 +331,8 @@ class BittwWaitPool {
     std::deque<BittwJob *> queue_;
     size_t idle_ = 0, threads_ = 0;
 };
+
+#include "fibers.hpp"
 
 /* ---- arguments, copied on the main thread --------------------------------------- */
 /* An optional byte string or text: NULL when not given. */

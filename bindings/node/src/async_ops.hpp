@@ -12,17 +12,28 @@
  * (async.hpp), a network store's other calls on fibers of this thread
  * (fibers.hpp), every other on the dispatcher's threads (dispatch.hpp). */
 static Napi::Value bittw_queue(BittwArgs &a, bittw_store *box, BittwJob::Mode mode, BittwJob::Run run,
-                               bool waits = false)
+                               bool waits = false, BittwJob::Run first = nullptr)
 {
     if (!a.ok())
         return Napi::Value();
+    BittwFibers *fibers = mode == BittwJob::ENTER ? BittwFibers::of(a.env()) : nullptr;
+    /* A wait with a `first` (the same call without waiting): that runs on a
+     * fiber, and only when it finds nothing does the waiting call go to a
+     * wait thread, so a busy queue's dequeues cost no thread hand-off. */
+    if (waits && first && fibers) {
+        BittwJob *job = new BittwJob(a.env(), box, mode, std::move(first));
+        job->ThenWait(run);
+        Napi::Promise pr = job->Promise();
+        if (fibers->run(a.env(), box, job))
+            return pr;
+        delete job;
+    }
     BittwJob *job = new BittwJob(a.env(), box, mode, std::move(run));
     Napi::Promise pr = job->Promise();
     if (waits && BittwWaitPool::get().submit(a.env(), job))
         return pr;
     /* a network store's prompt call: on a fiber of this thread (fibers.hpp) */
-    BittwFibers *fibers = !waits && mode == BittwJob::ENTER ? BittwFibers::of(a.env()) : nullptr;
-    if (fibers && fibers->run(a.env(), box, job))
+    if (!waits && fibers && fibers->run(a.env(), box, job))
         return pr;
     if (BittwDispatch::get().submit(a.env(), job))
         return pr;
@@ -196,7 +207,9 @@ BITTW_ASYNC(bittw_queue_dequeue)
     BittwOpt topic = a.text(1, "topic");
     uint32_t limit = a.u32(2, "limit");
     int64_t lease = a.i64(3, "lease_ms"), wait = a.i64(4, "wait_ms");
-    return BITTW_RUN_WAITING(wait > 0, { return bittw_queue_dequeue(s, topic.c(), limit, lease, wait, o.messages()); });
+    auto run = [=](bitt_store *s, BittwOuts &o) { return bittw_queue_dequeue(s, topic.c(), limit, lease, wait, o.messages()); };
+    auto now = [=](bitt_store *s, BittwOuts &o) { return bittw_queue_dequeue(s, topic.c(), limit, lease, 0, o.messages()); };
+    return bittw_queue(a, box, BittwJob::ENTER, run, wait > 0, wait > 0 ? BittwJob::Run(now) : nullptr);
 }
 BITTW_ASYNC(bitt_queue_ack)
 {

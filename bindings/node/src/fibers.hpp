@@ -228,6 +228,14 @@ class BittwFibers {
                 cs = nullptr;
         }
         for (BittwFiber *f : done) {
+            /* found nothing: the waiting form of the call goes to a wait thread */
+            if (js && f->job->Continue()) {
+                if (BittwWaitPool::get().submit(env, f->job)) {
+                    release(f);
+                    continue;
+                }
+                f->job->Fail(BITT_ENOMEM, "bitt: no thread could be started for the wait");
+            }
             if (js) {
                 try {
                     f->job->Settle(env);
