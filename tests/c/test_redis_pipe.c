@@ -4,7 +4,7 @@
  *
  * The test brings its own scheduler: ucontext fibers and a poll() loop that
  * implements the thread's wait hook. On a private server:
- *  - FIBERS fibers on a store with pool=1 share its one connection (the
+ *  - FIBERS (BITT_RD_PIPE_DEPTH) fibers on a store with pool=1 share its one connection (the
  *    server sees one client besides the test's own): sets, gets and
  *    increments interleave, every reply reaches its caller (values name
  *    their writer), the counter is exact, and no wait ever ends by its
@@ -37,6 +37,7 @@
 #include "bitt.h"
 #include "internal.h"
 #include "io_wait.h"
+#include "redis/redis_internal.h"
 #include "private_redis.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -50,7 +51,7 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-#define FIBERS 32
+#define FIBERS BITT_RD_PIPE_DEPTH /* all on one connection */
 #define ROUNDS 20
 #define STACK (256 * 1024)
 
