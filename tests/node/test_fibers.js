@@ -51,7 +51,7 @@ function child(code, env = {}) {
   });
 }
 
-test('hundreds of calls in flight on one connection: each gets its own reply or error', { skip: !URL_ }, async () => {
+test('hundreds of calls in flight (fibers sharing a connection, threads past their slots): each gets its own reply or error', { skip: !URL_ }, async () => {
   const a = await bitt.openAsync(urlFor('&pool=1'));
   await a.kv.set('text', 'not a counter');
   const calls = [];
@@ -69,7 +69,7 @@ test('hundreds of calls in flight on one connection: each gets its own reply or 
 });
 
 test('the event loop runs while the server is paused, and each call times out with its own error', { skip: !URL_ }, async () => {
-  const a = await bitt.openAsync(urlFor('&pool=1&timeout=300'));
+  const a = await bitt.openAsync(urlFor('&pool=2&timeout=300'));
   await a.kv.set('k', 'v');
   assert.equal(await raw('CLIENT', 'PAUSE', '900', 'ALL'), '+OK');
   let ticks = 0;
