@@ -168,80 +168,80 @@ typedef _goslice_ swig_type_135;
 typedef _gostring_ swig_type_136;
 typedef _goslice_ swig_type_137;
 typedef _gostring_ swig_type_138;
-extern void _wrap_Swig_free_raw_72b0e505e9d40753(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_raw_72b0e505e9d40753(swig_intgo arg1);
-extern void _wrap_bittw_go_rec_take_raw_72b0e505e9d40753(swig_type_1 arg1, swig_type_2 arg2);
-extern swig_type_3 _wrap_bittw_go_error_take_raw_72b0e505e9d40753(swig_type_4 arg1, swig_type_5 arg2);
-extern swig_intgo _wrap_bittw_go_tuple_encode_raw_72b0e505e9d40753(swig_type_6 arg1, swig_type_7 arg2);
-extern swig_intgo _wrap_bittw_go_tuple_decode_raw_72b0e505e9d40753(swig_type_8 arg1, swig_type_9 arg2);
-extern swig_intgo _wrap_bittw_open_raw_72b0e505e9d40753(swig_type_10 arg1, swig_voidp arg2);
-extern void _wrap_bittw_close_raw_72b0e505e9d40753(uintptr_t arg1);
-extern void _wrap_bittw_free_raw_72b0e505e9d40753(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_txn_begin_raw_72b0e505e9d40753(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_bitt_txn_free_raw_72b0e505e9d40753(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_pubsub_subscribe_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_11 arg2, swig_voidp arg3);
-extern void _wrap_bitt_pubsub_close_raw_72b0e505e9d40753(uintptr_t arg1);
-extern swig_intgo _wrap_bittw_kv_get_many_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_12 arg2, swig_type_13 arg3);
-extern swig_intgo _wrap_bittw_kv_list_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_14 arg2, swig_type_15 arg3, swig_type_16 arg4, swig_intgo arg5, swig_intgo arg6, swig_type_17 arg7, swig_type_18 arg8);
-extern swig_intgo _wrap_bittw_queue_enqueue_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_19 arg2, swig_type_20 arg3, swig_intgo arg4, swig_type_21 arg5, swig_intgo arg6, swig_type_22 arg7, swig_voidp arg8);
-extern swig_intgo _wrap_bittw_txn_enqueue_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_23 arg2, swig_type_24 arg3, swig_intgo arg4, swig_type_25 arg5, swig_intgo arg6, swig_type_26 arg7);
-extern swig_intgo _wrap_bittw_queue_dequeue_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_27 arg2, swig_intgo arg3, swig_type_28 arg4, swig_type_29 arg5, swig_type_30 arg6);
-extern swig_intgo _wrap_bittw_queue_stats_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_31 arg2, swig_type_32 arg3);
-extern swig_intgo _wrap_bittw_schedule_list_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_33 arg2);
-extern swig_intgo _wrap_BITT_VERSION_NUMBER_raw_72b0e505e9d40753(void);
-extern swig_type_34 _wrap_bitt_version_raw_72b0e505e9d40753(void);
-extern swig_intgo _wrap_bitt_version_number_raw_72b0e505e9d40753(void);
-extern swig_type_35 _wrap_bitt_strerror_raw_72b0e505e9d40753(swig_intgo arg1);
-extern swig_type_36 _wrap_bitt_error_last_raw_72b0e505e9d40753(void);
-extern swig_intgo _wrap_bitt_error_last_code_raw_72b0e505e9d40753(void);
-extern void _wrap_bitt_error_clear_raw_72b0e505e9d40753(void);
-extern swig_intgo _wrap_bitt_store_migrate_raw_72b0e505e9d40753(uintptr_t arg1);
-extern swig_type_37 _wrap_bitt_store_backend_raw_72b0e505e9d40753(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_clock_set_manual_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_38 arg2);
-extern swig_intgo _wrap_bitt_clock_advance_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_39 arg2);
-extern swig_intgo _wrap_bitt_clock_use_system_raw_72b0e505e9d40753(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_clock_now_raw_72b0e505e9d40753(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_kv_get_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_40 arg2, swig_type_41 arg3);
-extern swig_intgo _wrap_bitt_kv_set_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_42 arg2, swig_type_43 arg3, swig_intgo arg4, swig_type_44 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_delete_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_45 arg2);
-extern swig_intgo _wrap_bitt_kv_add_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_46 arg2, swig_type_47 arg3, swig_intgo arg4, swig_type_48 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_take_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_49 arg2, swig_type_50 arg3);
-extern swig_intgo _wrap_bitt_kv_increment_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_51 arg2, swig_type_52 arg3, swig_type_53 arg4, swig_voidp arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_purge_expired_raw_72b0e505e9d40753(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_txn_check_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_54 arg2, swig_type_55 arg3);
-extern swig_intgo _wrap_bitt_txn_set_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_56 arg2, swig_type_57 arg3, swig_intgo arg4, swig_type_58 arg5);
-extern swig_intgo _wrap_bitt_txn_delete_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_59 arg2);
-extern swig_intgo _wrap_bitt_txn_sum_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_60 arg2, swig_type_61 arg3);
-extern swig_intgo _wrap_bitt_txn_commit_raw_72b0e505e9d40753(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_queue_ack_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_62 arg2, swig_type_63 arg3, swig_type_64 arg4);
-extern swig_intgo _wrap_bitt_queue_ack_many_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_65 arg2, swig_type_66 arg3, swig_type_67 arg4);
-extern swig_intgo _wrap_bitt_queue_nack_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_68 arg2, swig_type_69 arg3, swig_type_70 arg4, swig_type_71 arg5, swig_type_72 arg6);
-extern swig_intgo _wrap_bitt_queue_extend_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_73 arg2, swig_type_74 arg3, swig_type_75 arg4, swig_type_76 arg5);
-extern swig_intgo _wrap_bitt_queue_dead_list_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_77 arg2, swig_type_78 arg3, swig_intgo arg4, swig_type_79 arg5);
-extern swig_intgo _wrap_bitt_queue_dead_retry_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_80 arg2, swig_type_81 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_queue_dead_delete_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_82 arg2, swig_type_83 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_lease_acquire_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_84 arg2, swig_type_85 arg3, swig_type_86 arg4, swig_voidp arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_lease_renew_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_87 arg2, swig_type_88 arg3, swig_type_89 arg4, swig_type_90 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_lease_release_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_91 arg2, swig_type_92 arg3, swig_type_93 arg4);
-extern swig_intgo _wrap_bitt_lease_get_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_94 arg2, swig_type_95 arg3, swig_voidp arg4, swig_voidp arg5);
-extern swig_intgo _wrap_bitt_txn_fence_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_96 arg2, swig_type_97 arg3, swig_type_98 arg4);
-extern swig_intgo _wrap_bitt_txn_outbox_append_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_99 arg2, swig_type_100 arg3, swig_intgo arg4);
-extern swig_intgo _wrap_bitt_outbox_append_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_101 arg2, swig_type_102 arg3, swig_intgo arg4, swig_voidp arg5);
-extern swig_intgo _wrap_bitt_outbox_pending_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_103 arg2, swig_intgo arg3, swig_type_104 arg4);
-extern swig_intgo _wrap_bitt_outbox_ack_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_105 arg2, swig_type_106 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_fail_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_107 arg2, swig_type_108 arg3, swig_type_109 arg4, swig_type_110 arg5);
-extern swig_intgo _wrap_bitt_outbox_park_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_111 arg2, swig_type_112 arg3, swig_intgo arg4, swig_type_113 arg5);
-extern swig_intgo _wrap_bitt_outbox_parked_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_114 arg2, swig_intgo arg3, swig_intgo arg4, swig_type_115 arg5);
-extern swig_intgo _wrap_bitt_outbox_retry_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_116 arg2, swig_type_117 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_discard_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_118 arg2, swig_type_119 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_counts_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_120 arg2, swig_voidp arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_pubsub_publish_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_121 arg2, swig_type_122 arg3);
-extern swig_intgo _wrap_bitt_pubsub_next_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_123 arg2, swig_type_124 arg3);
-extern swig_intgo _wrap_bitt_budget_take_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_125 arg2, swig_type_126 arg3, swig_type_127 arg4, swig_type_128 arg5, swig_type_129 arg6, swig_voidp arg7);
-extern swig_intgo _wrap_bitt_schedule_upsert_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_130 arg2, swig_type_131 arg3, swig_type_132 arg4, swig_intgo arg5, swig_type_133 arg6);
-extern swig_intgo _wrap_bitt_schedule_claim_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_134 arg2, swig_type_135 arg3);
-extern swig_intgo _wrap_bitt_schedule_get_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_136 arg2, swig_type_137 arg3);
-extern swig_intgo _wrap_bitt_schedule_delete_raw_72b0e505e9d40753(uintptr_t arg1, swig_type_138 arg2);
+extern void _wrap_Swig_free_raw_54c8327104082537(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_raw_54c8327104082537(swig_intgo arg1);
+extern void _wrap_bittw_go_rec_take_raw_54c8327104082537(swig_type_1 arg1, swig_type_2 arg2);
+extern swig_type_3 _wrap_bittw_go_error_take_raw_54c8327104082537(swig_type_4 arg1, swig_type_5 arg2);
+extern swig_intgo _wrap_bittw_go_tuple_encode_raw_54c8327104082537(swig_type_6 arg1, swig_type_7 arg2);
+extern swig_intgo _wrap_bittw_go_tuple_decode_raw_54c8327104082537(swig_type_8 arg1, swig_type_9 arg2);
+extern swig_intgo _wrap_bittw_open_raw_54c8327104082537(swig_type_10 arg1, swig_voidp arg2);
+extern void _wrap_bittw_close_raw_54c8327104082537(uintptr_t arg1);
+extern void _wrap_bittw_free_raw_54c8327104082537(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_txn_begin_raw_54c8327104082537(uintptr_t arg1, swig_voidp arg2);
+extern void _wrap_bitt_txn_free_raw_54c8327104082537(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_pubsub_subscribe_raw_54c8327104082537(uintptr_t arg1, swig_type_11 arg2, swig_voidp arg3);
+extern void _wrap_bitt_pubsub_close_raw_54c8327104082537(uintptr_t arg1);
+extern swig_intgo _wrap_bittw_kv_get_many_raw_54c8327104082537(uintptr_t arg1, swig_type_12 arg2, swig_type_13 arg3);
+extern swig_intgo _wrap_bittw_kv_list_raw_54c8327104082537(uintptr_t arg1, swig_type_14 arg2, swig_type_15 arg3, swig_type_16 arg4, swig_intgo arg5, swig_intgo arg6, swig_type_17 arg7, swig_type_18 arg8);
+extern swig_intgo _wrap_bittw_queue_enqueue_raw_54c8327104082537(uintptr_t arg1, swig_type_19 arg2, swig_type_20 arg3, swig_intgo arg4, swig_type_21 arg5, swig_intgo arg6, swig_type_22 arg7, swig_voidp arg8);
+extern swig_intgo _wrap_bittw_txn_enqueue_raw_54c8327104082537(uintptr_t arg1, swig_type_23 arg2, swig_type_24 arg3, swig_intgo arg4, swig_type_25 arg5, swig_intgo arg6, swig_type_26 arg7);
+extern swig_intgo _wrap_bittw_queue_dequeue_raw_54c8327104082537(uintptr_t arg1, swig_type_27 arg2, swig_intgo arg3, swig_type_28 arg4, swig_type_29 arg5, swig_type_30 arg6);
+extern swig_intgo _wrap_bittw_queue_stats_raw_54c8327104082537(uintptr_t arg1, swig_type_31 arg2, swig_type_32 arg3);
+extern swig_intgo _wrap_bittw_schedule_list_raw_54c8327104082537(uintptr_t arg1, swig_type_33 arg2);
+extern swig_intgo _wrap_BITT_VERSION_NUMBER_raw_54c8327104082537(void);
+extern swig_type_34 _wrap_bitt_version_raw_54c8327104082537(void);
+extern swig_intgo _wrap_bitt_version_number_raw_54c8327104082537(void);
+extern swig_type_35 _wrap_bitt_strerror_raw_54c8327104082537(swig_intgo arg1);
+extern swig_type_36 _wrap_bitt_error_last_raw_54c8327104082537(void);
+extern swig_intgo _wrap_bitt_error_last_code_raw_54c8327104082537(void);
+extern void _wrap_bitt_error_clear_raw_54c8327104082537(void);
+extern swig_intgo _wrap_bitt_store_migrate_raw_54c8327104082537(uintptr_t arg1);
+extern swig_type_37 _wrap_bitt_store_backend_raw_54c8327104082537(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_clock_set_manual_raw_54c8327104082537(uintptr_t arg1, swig_type_38 arg2);
+extern swig_intgo _wrap_bitt_clock_advance_raw_54c8327104082537(uintptr_t arg1, swig_type_39 arg2);
+extern swig_intgo _wrap_bitt_clock_use_system_raw_54c8327104082537(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_clock_now_raw_54c8327104082537(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_kv_get_raw_54c8327104082537(uintptr_t arg1, swig_type_40 arg2, swig_type_41 arg3);
+extern swig_intgo _wrap_bitt_kv_set_raw_54c8327104082537(uintptr_t arg1, swig_type_42 arg2, swig_type_43 arg3, swig_intgo arg4, swig_type_44 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_delete_raw_54c8327104082537(uintptr_t arg1, swig_type_45 arg2);
+extern swig_intgo _wrap_bitt_kv_add_raw_54c8327104082537(uintptr_t arg1, swig_type_46 arg2, swig_type_47 arg3, swig_intgo arg4, swig_type_48 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_take_raw_54c8327104082537(uintptr_t arg1, swig_type_49 arg2, swig_type_50 arg3);
+extern swig_intgo _wrap_bitt_kv_increment_raw_54c8327104082537(uintptr_t arg1, swig_type_51 arg2, swig_type_52 arg3, swig_type_53 arg4, swig_voidp arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_purge_expired_raw_54c8327104082537(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_txn_check_raw_54c8327104082537(uintptr_t arg1, swig_type_54 arg2, swig_type_55 arg3);
+extern swig_intgo _wrap_bitt_txn_set_raw_54c8327104082537(uintptr_t arg1, swig_type_56 arg2, swig_type_57 arg3, swig_intgo arg4, swig_type_58 arg5);
+extern swig_intgo _wrap_bitt_txn_delete_raw_54c8327104082537(uintptr_t arg1, swig_type_59 arg2);
+extern swig_intgo _wrap_bitt_txn_sum_raw_54c8327104082537(uintptr_t arg1, swig_type_60 arg2, swig_type_61 arg3);
+extern swig_intgo _wrap_bitt_txn_commit_raw_54c8327104082537(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_queue_ack_raw_54c8327104082537(uintptr_t arg1, swig_type_62 arg2, swig_type_63 arg3, swig_type_64 arg4);
+extern swig_intgo _wrap_bitt_queue_ack_many_raw_54c8327104082537(uintptr_t arg1, swig_type_65 arg2, swig_type_66 arg3, swig_type_67 arg4);
+extern swig_intgo _wrap_bitt_queue_nack_raw_54c8327104082537(uintptr_t arg1, swig_type_68 arg2, swig_type_69 arg3, swig_type_70 arg4, swig_type_71 arg5, swig_type_72 arg6);
+extern swig_intgo _wrap_bitt_queue_extend_raw_54c8327104082537(uintptr_t arg1, swig_type_73 arg2, swig_type_74 arg3, swig_type_75 arg4, swig_type_76 arg5);
+extern swig_intgo _wrap_bitt_queue_dead_list_raw_54c8327104082537(uintptr_t arg1, swig_type_77 arg2, swig_type_78 arg3, swig_intgo arg4, swig_type_79 arg5);
+extern swig_intgo _wrap_bitt_queue_dead_retry_raw_54c8327104082537(uintptr_t arg1, swig_type_80 arg2, swig_type_81 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_queue_dead_delete_raw_54c8327104082537(uintptr_t arg1, swig_type_82 arg2, swig_type_83 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_lease_acquire_raw_54c8327104082537(uintptr_t arg1, swig_type_84 arg2, swig_type_85 arg3, swig_type_86 arg4, swig_voidp arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_lease_renew_raw_54c8327104082537(uintptr_t arg1, swig_type_87 arg2, swig_type_88 arg3, swig_type_89 arg4, swig_type_90 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_lease_release_raw_54c8327104082537(uintptr_t arg1, swig_type_91 arg2, swig_type_92 arg3, swig_type_93 arg4);
+extern swig_intgo _wrap_bitt_lease_get_raw_54c8327104082537(uintptr_t arg1, swig_type_94 arg2, swig_type_95 arg3, swig_voidp arg4, swig_voidp arg5);
+extern swig_intgo _wrap_bitt_txn_fence_raw_54c8327104082537(uintptr_t arg1, swig_type_96 arg2, swig_type_97 arg3, swig_type_98 arg4);
+extern swig_intgo _wrap_bitt_txn_outbox_append_raw_54c8327104082537(uintptr_t arg1, swig_type_99 arg2, swig_type_100 arg3, swig_intgo arg4);
+extern swig_intgo _wrap_bitt_outbox_append_raw_54c8327104082537(uintptr_t arg1, swig_type_101 arg2, swig_type_102 arg3, swig_intgo arg4, swig_voidp arg5);
+extern swig_intgo _wrap_bitt_outbox_pending_raw_54c8327104082537(uintptr_t arg1, swig_type_103 arg2, swig_intgo arg3, swig_type_104 arg4);
+extern swig_intgo _wrap_bitt_outbox_ack_raw_54c8327104082537(uintptr_t arg1, swig_type_105 arg2, swig_type_106 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_fail_raw_54c8327104082537(uintptr_t arg1, swig_type_107 arg2, swig_type_108 arg3, swig_type_109 arg4, swig_type_110 arg5);
+extern swig_intgo _wrap_bitt_outbox_park_raw_54c8327104082537(uintptr_t arg1, swig_type_111 arg2, swig_type_112 arg3, swig_intgo arg4, swig_type_113 arg5);
+extern swig_intgo _wrap_bitt_outbox_parked_raw_54c8327104082537(uintptr_t arg1, swig_type_114 arg2, swig_intgo arg3, swig_intgo arg4, swig_type_115 arg5);
+extern swig_intgo _wrap_bitt_outbox_retry_raw_54c8327104082537(uintptr_t arg1, swig_type_116 arg2, swig_type_117 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_discard_raw_54c8327104082537(uintptr_t arg1, swig_type_118 arg2, swig_type_119 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_counts_raw_54c8327104082537(uintptr_t arg1, swig_type_120 arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_pubsub_publish_raw_54c8327104082537(uintptr_t arg1, swig_type_121 arg2, swig_type_122 arg3);
+extern swig_intgo _wrap_bitt_pubsub_next_raw_54c8327104082537(uintptr_t arg1, swig_type_123 arg2, swig_type_124 arg3);
+extern swig_intgo _wrap_bitt_budget_take_raw_54c8327104082537(uintptr_t arg1, swig_type_125 arg2, swig_type_126 arg3, swig_type_127 arg4, swig_type_128 arg5, swig_type_129 arg6, swig_voidp arg7);
+extern swig_intgo _wrap_bitt_schedule_upsert_raw_54c8327104082537(uintptr_t arg1, swig_type_130 arg2, swig_type_131 arg3, swig_type_132 arg4, swig_intgo arg5, swig_type_133 arg6);
+extern swig_intgo _wrap_bitt_schedule_claim_raw_54c8327104082537(uintptr_t arg1, swig_type_134 arg2, swig_type_135 arg3);
+extern swig_intgo _wrap_bitt_schedule_get_raw_54c8327104082537(uintptr_t arg1, swig_type_136 arg2, swig_type_137 arg3);
+extern swig_intgo _wrap_bitt_schedule_delete_raw_54c8327104082537(uintptr_t arg1, swig_type_138 arg2);
 #undef intgo
 */
 import "C"
@@ -284,20 +284,20 @@ func swigCopyString(s string) string {
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_raw_54c8327104082537(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_72b0e505e9d40753(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_54c8327104082537(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
 func Bittw_go_rec_take(arg1 uint64, arg2 []byte) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_bittw_go_rec_take_raw_72b0e505e9d40753(C.swig_type_1(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)))
+	C._wrap_bittw_go_rec_take_raw_54c8327104082537(C.swig_type_1(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -307,7 +307,7 @@ func Bittw_go_error_take(arg1 int64, arg2 []byte) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_bittw_go_error_take_raw_72b0e505e9d40753(C.swig_type_4(_swig_i_0), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_bittw_go_error_take_raw_54c8327104082537(C.swig_type_4(_swig_i_0), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -318,7 +318,7 @@ func Bittw_go_tuple_encode(arg1 []byte, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_go_tuple_encode_raw_72b0e505e9d40753(*(*C.swig_type_6)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_go_tuple_encode_raw_54c8327104082537(*(*C.swig_type_6)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -332,7 +332,7 @@ func Bittw_go_tuple_decode(arg1 []byte, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_go_tuple_decode_raw_72b0e505e9d40753(*(*C.swig_type_8)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_go_tuple_decode_raw_54c8327104082537(*(*C.swig_type_8)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -388,7 +388,7 @@ func Bittw_open(arg1 string, arg2 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_open_raw_72b0e505e9d40753(*(*C.swig_type_10)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bittw_open_raw_54c8327104082537(*(*C.swig_type_10)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -397,25 +397,25 @@ func Bittw_open(arg1 string, arg2 *uintptr) (_swig_ret int) {
 
 func Bittw_close(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bittw_close_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0))
+	C._wrap_bittw_close_raw_54c8327104082537(C.uintptr_t(_swig_i_0))
 }
 
 func Bittw_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bittw_free_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0))
+	C._wrap_bittw_free_raw_54c8327104082537(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_txn_begin(arg1 uintptr, arg2 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_begin_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_txn_begin_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
 func Bitt_txn_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_txn_free_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_txn_free_raw_54c8327104082537(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret int) {
@@ -423,7 +423,7 @@ func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret 
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_subscribe_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_pubsub_subscribe_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -432,7 +432,7 @@ func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret 
 
 func Bitt_pubsub_close(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_pubsub_close_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_pubsub_close_raw_54c8327104082537(C.uintptr_t(_swig_i_0))
 }
 
 func Bittw_kv_get_many(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
@@ -440,7 +440,7 @@ func Bittw_kv_get_many(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_kv_get_many_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_kv_get_many_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -460,7 +460,7 @@ func Bittw_kv_list(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 []byte, arg5 uin
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_kv_list_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_7))))
+	swig_r = (int)(C._wrap_bittw_kv_list_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_7))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -489,7 +489,7 @@ func Bittw_queue_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_queue_enqueue_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_21(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_6)), C.swig_voidp(_swig_i_7)))
+	swig_r = (int)(C._wrap_bittw_queue_enqueue_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_21(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_6)), C.swig_voidp(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -511,7 +511,7 @@ func Bittw_txn_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bittw_txn_enqueue_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_23)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_25(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_bittw_txn_enqueue_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_23)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_25(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -532,7 +532,7 @@ func Bittw_queue_dequeue(arg1 uintptr, arg2 string, arg3 uint, arg4 int64, arg5 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bittw_queue_dequeue_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_27)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_28(_swig_i_3), C.swig_type_29(_swig_i_4), *(*C.swig_type_30)(unsafe.Pointer(&_swig_i_5))))
+	swig_r = (int)(C._wrap_bittw_queue_dequeue_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_27)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_28(_swig_i_3), C.swig_type_29(_swig_i_4), *(*C.swig_type_30)(unsafe.Pointer(&_swig_i_5))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -547,7 +547,7 @@ func Bittw_queue_stats(arg1 uintptr, arg2 string, arg3 []uint64) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_queue_stats_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_31)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_queue_stats_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_31)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -561,7 +561,7 @@ func Bittw_schedule_list(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_schedule_list_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_schedule_list_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -574,14 +574,14 @@ const BITT_VERSION_PATCH int = 0
 const BITT_VERSION_STRING string = "0.3.0"
 func _swig_getBITT_VERSION_NUMBER() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_BITT_VERSION_NUMBER_raw_72b0e505e9d40753())
+	swig_r = (int)(C._wrap_BITT_VERSION_NUMBER_raw_54c8327104082537())
 	return swig_r
 }
 
 var BITT_VERSION_NUMBER int = _swig_getBITT_VERSION_NUMBER()
 func Bitt_version() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_bitt_version_raw_72b0e505e9d40753()
+	swig_r_p := C._wrap_bitt_version_raw_54c8327104082537()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -590,7 +590,7 @@ func Bitt_version() (_swig_ret string) {
 
 func Bitt_version_number() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_bitt_version_number_raw_72b0e505e9d40753())
+	swig_r = (int)(C._wrap_bitt_version_number_raw_54c8327104082537())
 	return swig_r
 }
 
@@ -616,7 +616,7 @@ const BITT_ELEASELOST int = -15
 func Bitt_strerror(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_bitt_strerror_raw_72b0e505e9d40753(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_bitt_strerror_raw_54c8327104082537(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -625,7 +625,7 @@ func Bitt_strerror(arg1 int) (_swig_ret string) {
 
 func Bitt_error_last() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_bitt_error_last_raw_72b0e505e9d40753()
+	swig_r_p := C._wrap_bitt_error_last_raw_54c8327104082537()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -634,12 +634,12 @@ func Bitt_error_last() (_swig_ret string) {
 
 func Bitt_error_last_code() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_bitt_error_last_code_raw_72b0e505e9d40753())
+	swig_r = (int)(C._wrap_bitt_error_last_code_raw_54c8327104082537())
 	return swig_r
 }
 
 func Bitt_error_clear() {
-	C._wrap_bitt_error_clear_raw_72b0e505e9d40753()
+	C._wrap_bitt_error_clear_raw_54c8327104082537()
 }
 
 const BITT_TUPLE_BYTES int = 1
@@ -650,14 +650,14 @@ const BITT_TUPLE_BOOL int = 5
 func Bitt_store_migrate(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_store_migrate_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_store_migrate_raw_54c8327104082537(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Bitt_store_backend(arg1 uintptr) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_bitt_store_backend_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_bitt_store_backend_raw_54c8327104082537(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -668,7 +668,7 @@ func Bitt_clock_set_manual(arg1 uintptr, arg2 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_set_manual_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), C.swig_type_38(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_set_manual_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_type_38(_swig_i_1)))
 	return swig_r
 }
 
@@ -676,14 +676,14 @@ func Bitt_clock_advance(arg1 uintptr, arg2 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_advance_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), C.swig_type_39(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_advance_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_type_39(_swig_i_1)))
 	return swig_r
 }
 
 func Bitt_clock_use_system(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_clock_use_system_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_clock_use_system_raw_54c8327104082537(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -691,7 +691,7 @@ func Bitt_clock_now(arg1 uintptr, arg2 *int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_now_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_now_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -708,7 +708,7 @@ func Bitt_kv_get(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_kv_get_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_40)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_kv_get_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_40)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -726,7 +726,7 @@ func Bitt_kv_set(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64, a
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_set_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_42)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_43)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_44(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_set_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_42)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_43)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_44(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -740,7 +740,7 @@ func Bitt_kv_delete(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_kv_delete_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_kv_delete_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -755,7 +755,7 @@ func Bitt_kv_add(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64, a
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_add_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_46)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_47)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_48(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_add_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_46)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_47)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_48(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -770,7 +770,7 @@ func Bitt_kv_take(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_kv_take_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_49)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_50)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_kv_take_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_49)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_50)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -788,7 +788,7 @@ func Bitt_kv_increment(arg1 uintptr, arg2 []byte, arg3 int64, arg4 int64, arg5 *
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_increment_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1)), C.swig_type_52(_swig_i_2), C.swig_type_53(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_increment_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1)), C.swig_type_52(_swig_i_2), C.swig_type_53(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -800,7 +800,7 @@ func Bitt_kv_purge_expired(arg1 uintptr, arg2 *uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_kv_purge_expired_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_kv_purge_expired_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -809,7 +809,7 @@ func Bitt_txn_check(arg1 uintptr, arg2 []byte, arg3 uint64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_check_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_54)(unsafe.Pointer(&_swig_i_1)), C.swig_type_55(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_check_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_54)(unsafe.Pointer(&_swig_i_1)), C.swig_type_55(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -823,7 +823,7 @@ func Bitt_txn_set(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64) 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_txn_set_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_56)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_57)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_58(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_txn_set_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_56)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_57)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_58(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -837,7 +837,7 @@ func Bitt_txn_delete(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_delete_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_59)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_txn_delete_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_59)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -849,7 +849,7 @@ func Bitt_txn_sum(arg1 uintptr, arg2 []byte, arg3 int64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_sum_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_60)(unsafe.Pointer(&_swig_i_1)), C.swig_type_61(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_sum_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_60)(unsafe.Pointer(&_swig_i_1)), C.swig_type_61(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -860,7 +860,7 @@ func Bitt_txn_commit(arg1 uintptr, arg2 *uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_commit_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_txn_commit_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -875,7 +875,7 @@ func Bitt_queue_ack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_ack_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_62)(unsafe.Pointer(&_swig_i_1)), C.swig_type_63(_swig_i_2), *(*C.swig_type_64)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_ack_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_62)(unsafe.Pointer(&_swig_i_1)), C.swig_type_63(_swig_i_2), *(*C.swig_type_64)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -892,7 +892,7 @@ func Bitt_queue_ack_many(arg1 uintptr, arg2 string, arg3 []byte, arg4 []int32) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_ack_many_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_65)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_66)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_ack_many_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_65)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_66)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -913,7 +913,7 @@ func Bitt_queue_nack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5 [
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_queue_nack_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_1)), C.swig_type_69(_swig_i_2), *(*C.swig_type_70)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_71)(unsafe.Pointer(&_swig_i_4)), C.swig_type_72(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_queue_nack_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_1)), C.swig_type_69(_swig_i_2), *(*C.swig_type_70)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_71)(unsafe.Pointer(&_swig_i_4)), C.swig_type_72(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -933,7 +933,7 @@ func Bitt_queue_extend(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_extend_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_73)(unsafe.Pointer(&_swig_i_1)), C.swig_type_74(_swig_i_2), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_3)), C.swig_type_76(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_queue_extend_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_73)(unsafe.Pointer(&_swig_i_1)), C.swig_type_74(_swig_i_2), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_3)), C.swig_type_76(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -950,7 +950,7 @@ func Bitt_queue_dead_list(arg1 uintptr, arg2 string, arg3 uint64, arg4 uint, arg
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_dead_list_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_77)(unsafe.Pointer(&_swig_i_1)), C.swig_type_78(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_79)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_queue_dead_list_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_77)(unsafe.Pointer(&_swig_i_1)), C.swig_type_78(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_79)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -966,7 +966,7 @@ func Bitt_queue_dead_retry(arg1 uintptr, arg2 string, arg3 uint64, arg4 *uint64)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_dead_retry_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_80)(unsafe.Pointer(&_swig_i_1)), C.swig_type_81(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_dead_retry_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_80)(unsafe.Pointer(&_swig_i_1)), C.swig_type_81(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -979,7 +979,7 @@ func Bitt_queue_dead_delete(arg1 uintptr, arg2 string, arg3 uint64, arg4 *uint64
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_dead_delete_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_1)), C.swig_type_83(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_dead_delete_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_1)), C.swig_type_83(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -995,7 +995,7 @@ func Bitt_lease_acquire(arg1 uintptr, arg2 string, arg3 string, arg4 int64, arg5
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_lease_acquire_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_2)), C.swig_type_86(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_lease_acquire_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_2)), C.swig_type_86(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1013,7 +1013,7 @@ func Bitt_lease_renew(arg1 uintptr, arg2 string, arg3 string, arg4 uint64, arg5 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_lease_renew_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_87)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_88)(unsafe.Pointer(&_swig_i_2)), C.swig_type_89(_swig_i_3), C.swig_type_90(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_lease_renew_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_87)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_88)(unsafe.Pointer(&_swig_i_2)), C.swig_type_89(_swig_i_3), C.swig_type_90(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1029,7 +1029,7 @@ func Bitt_lease_release(arg1 uintptr, arg2 string, arg3 string, arg4 uint64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_lease_release_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_91)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_92)(unsafe.Pointer(&_swig_i_2)), C.swig_type_93(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_lease_release_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_91)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_92)(unsafe.Pointer(&_swig_i_2)), C.swig_type_93(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1046,7 +1046,7 @@ func Bitt_lease_get(arg1 uintptr, arg2 string, arg3 []byte, arg4 *uint64, arg5 *
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_lease_get_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_lease_get_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1062,7 +1062,7 @@ func Bitt_txn_fence(arg1 uintptr, arg2 string, arg3 string, arg4 uint64) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_fence_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_96)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_2)), C.swig_type_98(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_fence_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_96)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_2)), C.swig_type_98(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1080,7 +1080,7 @@ func Bitt_txn_outbox_append(arg1 uintptr, arg2 string, arg3 []byte, arg4 int) (_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_outbox_append_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_100)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_outbox_append_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_100)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1097,7 +1097,7 @@ func Bitt_outbox_append(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 *
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_append_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_outbox_append_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1113,7 +1113,7 @@ func Bitt_outbox_pending(arg1 uintptr, arg2 string, arg3 uint, arg4 []byte) (_sw
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_pending_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_103)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_104)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_outbox_pending_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_103)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_104)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1129,7 +1129,7 @@ func Bitt_outbox_ack(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_ack_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_105)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_106)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_ack_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_105)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_106)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1146,7 +1146,7 @@ func Bitt_outbox_fail(arg1 uintptr, arg2 string, arg3 uint64, arg4 []byte, arg5 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_fail_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_1)), C.swig_type_108(_swig_i_2), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_3)), C.swig_type_110(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_outbox_fail_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_1)), C.swig_type_108(_swig_i_2), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_3)), C.swig_type_110(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1163,7 +1163,7 @@ func Bitt_outbox_park(arg1 uintptr, arg2 string, arg3 uint64, arg4 int, arg5 []b
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_park_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_111)(unsafe.Pointer(&_swig_i_1)), C.swig_type_112(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_113)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_outbox_park_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_111)(unsafe.Pointer(&_swig_i_1)), C.swig_type_112(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_113)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1180,7 +1180,7 @@ func Bitt_outbox_parked(arg1 uintptr, arg2 string, arg3 int, arg4 uint, arg5 []b
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_parked_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_114)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_115)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_outbox_parked_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_114)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_115)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1196,7 +1196,7 @@ func Bitt_outbox_retry(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_retry_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_retry_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1212,7 +1212,7 @@ func Bitt_outbox_discard(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_discard_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_118)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_119)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_discard_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_118)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_119)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1228,7 +1228,7 @@ func Bitt_outbox_counts(arg1 uintptr, arg2 string, arg3 *uint64, arg4 *uint64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_counts_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_counts_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1240,7 +1240,7 @@ func Bitt_pubsub_publish(arg1 uintptr, arg2 string, arg3 []byte) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_publish_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_121)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_122)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_pubsub_publish_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_121)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_122)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1255,7 +1255,7 @@ func Bitt_pubsub_next(arg1 uintptr, arg2 int64, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_next_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), C.swig_type_123(_swig_i_1), *(*C.swig_type_124)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_pubsub_next_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_type_123(_swig_i_1), *(*C.swig_type_124)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1271,7 +1271,7 @@ func Bitt_budget_take(arg1 uintptr, arg2 string, arg3 int64, arg4 int64, arg5 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bitt_budget_take_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_125)(unsafe.Pointer(&_swig_i_1)), C.swig_type_126(_swig_i_2), C.swig_type_127(_swig_i_3), C.swig_type_128(_swig_i_4), C.swig_type_129(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int)(C._wrap_bitt_budget_take_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_125)(unsafe.Pointer(&_swig_i_1)), C.swig_type_126(_swig_i_2), C.swig_type_127(_swig_i_3), C.swig_type_128(_swig_i_4), C.swig_type_129(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1286,7 +1286,7 @@ func Bitt_schedule_upsert(arg1 uintptr, arg2 string, arg3 int64, arg4 []byte, ar
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_schedule_upsert_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_130)(unsafe.Pointer(&_swig_i_1)), C.swig_type_131(_swig_i_2), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_type_133(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_schedule_upsert_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_130)(unsafe.Pointer(&_swig_i_1)), C.swig_type_131(_swig_i_2), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_type_133(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1301,7 +1301,7 @@ func Bitt_schedule_claim(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_schedule_claim_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_134)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_135)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_schedule_claim_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_134)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_135)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1316,7 +1316,7 @@ func Bitt_schedule_get(arg1 uintptr, arg2 string, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_schedule_get_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_136)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_137)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_schedule_get_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_136)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_137)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1330,7 +1330,7 @@ func Bitt_schedule_delete(arg1 uintptr, arg2 string) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_schedule_delete_raw_72b0e505e9d40753(C.uintptr_t(_swig_i_0), *(*C.swig_type_138)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_schedule_delete_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_138)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
