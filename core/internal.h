@@ -576,8 +576,8 @@ int bitt__check_name(const char *name, const char *what);
 void bitt__store_enter(bitt_store *store, bitt_time *t);
 void bitt__store_leave(bitt_store *store);
 void bitt__store_lock_state(bitt_store *store);
+void bitt__store_unlock_state(bitt_store *store);
 /* The backend's io_slots (0 when it has none): see bitt_backend_ops. */
 size_t bitt__store_io_slots(bitt_store *store);
-void bitt__store_unlock_state(bitt_store *store);
 
 #endif /* BITT_INTERNAL_H */

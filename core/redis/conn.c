@@ -286,11 +286,9 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
      * it may have been applied. */
     for (int attempt = 0;; attempt++) {
         int fresh = !conn->c;
-        if (fresh && (rc = bitt__rd_connect(be, &conn->bound, deadline, &conn->c))) {
-            if (fiber)
-                bitt__rd_pipe_break(conn, "cannot connect");
+        /* (no other fiber joins a connection before it is connected) */
+        if (fresh && (rc = bitt__rd_connect(be, &conn->bound, deadline, &conn->c)))
             break;
-        }
         int io;
         if (fiber) {
             io = bitt__rd_pipe_roundtrip(be, conn, fiber, what, a, items, deadline, &r, &why);

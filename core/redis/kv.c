@@ -5,8 +5,9 @@
  * 0 = never); P kidx orders every key (a sorted set with all scores 0, read
  * with ZRANGEBYLEX: byte order) and P kexp scores the keys with a TTL by
  * their expiry (a key set again without one may stay there until the purge
- * finds its row has none and drops it). Expiry is decided by the store's clock (t->now) on every
- * read; expired rows are removed by writes that touch them and by purge.
+ * finds its row has none and drops it). Expiry is decided by the store's
+ * clock (t->now) on every read; expired rows are removed by writes that
+ * touch them and by purge.
  */
 #include <stdlib.h>
 #include <string.h>

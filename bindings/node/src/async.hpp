@@ -204,10 +204,16 @@ class BittwJob {
     {
         if (!waiting_ || status_ != 0 || !outs_.found_nothing())
             return false;
-        run_ = std::move(waiting_);
-        waiting_ = nullptr;
+        UseWaiting();
         outs_.clear();
         return true;
+    }
+
+    /* The waiting form becomes the call to run (before any Work). */
+    void UseWaiting()
+    {
+        run_ = std::move(waiting_);
+        waiting_ = nullptr;
     }
 
     /* A call that could not run (out of memory in the binding). */

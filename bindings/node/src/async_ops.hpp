@@ -20,16 +20,15 @@ static Napi::Value bittw_queue(BittwArgs &a, bittw_store *box, BittwJob::Mode mo
     /* A wait with a `first` (the same call without waiting): that runs on a
      * fiber, and only when it finds nothing does the waiting call go to a
      * wait thread, so a busy queue's dequeues cost no thread hand-off. */
-    if (waits && first && fibers) {
-        BittwJob *job = new BittwJob(a.env(), box, mode, std::move(first));
-        job->ThenWait(run);
-        Napi::Promise pr = job->Promise();
+    bool try_first = waits && first && fibers;
+    BittwJob *job = new BittwJob(a.env(), box, mode, std::move(try_first ? first : run));
+    Napi::Promise pr = job->Promise();
+    if (try_first) {
+        job->ThenWait(std::move(run));
         if (fibers->run(a.env(), box, job))
             return pr;
-        delete job;
+        job->UseWaiting(); /* no fiber free: the waiting call at once */
     }
-    BittwJob *job = new BittwJob(a.env(), box, mode, std::move(run));
-    Napi::Promise pr = job->Promise();
     if (waits && BittwWaitPool::get().submit(a.env(), job))
         return pr;
     /* a network store's prompt call: on a fiber of this thread (fibers.hpp) */

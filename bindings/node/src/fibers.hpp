@@ -16,9 +16,10 @@
  * Only C code runs on a fiber: the job's C call (BittwJob::Work); every
  * Node-API call stays on the thread's own stack. Which calls: those of a
  * store whose backend has io_slots (core: bitt_backend_ops), at most that
- * many at once per store, never a call that waits (dequeue with wait,
- * subscriptions: wait threads) or open/close. BITT_NODE_FIBERS=0 turns it
- * off (every call on the dispatcher, as before).
+ * many at once per store, never open/close, and never a wait itself
+ * (subscriptions, a dequeue's wait: wait threads); a dequeue with a wait
+ * first runs here without waiting (async_ops.hpp). BITT_NODE_FIBERS=0
+ * turns it off (every call on the dispatcher, as before).
  *
  * Lifetime: one scheduler per environment's thread (thread_local), made at
  * its first fiber call; when the environment is torn down its cleanup hook
