@@ -1302,5 +1302,8 @@ int bittw_schedule_list(bitt_store *store, bitt_schedule ***list_out, size_t *co
 %ignore bitt_tuple_push_int;
 %ignore bitt_tuple_push_float;
 %ignore bitt_tuple_push_bool;
+/* A C callback per task: for C callers (the Go layer batches through its
+ * own helper, bindings/go/bitt_go.i). */
+%ignore bitt_batch_run;
 %define BITT_API %enddef
 %include "bitt.h"

@@ -12,6 +12,11 @@ void bitt__io_hook_set(const bitt__io_hook *h)
     hook = h;
 }
 
+const bitt__io_hook *bitt__io_hook_get(void)
+{
+    return hook;
+}
+
 int bitt__io_hooked(void)
 {
     return hook != NULL;
@@ -20,6 +25,11 @@ int bitt__io_hooked(void)
 void *bitt__io_self(void)
 {
     return hook ? hook->self(hook->ctx) : NULL;
+}
+
+int bitt__io_others_ready(void)
+{
+    return hook && hook->others_ready && hook->self(hook->ctx) ? hook->others_ready(hook->ctx) : 0;
 }
 
 void bitt__io_wake(void *fiber)

@@ -1,12 +1,12 @@
 /*
  * core/io_wait.h: where a network backend waits for its socket.
  *
- * By default a backend blocks its thread in poll(). A binding that runs
- * calls on cooperative fibers of one thread (Node's event loop) installs a
- * hook on that thread instead: the call's fiber is suspended while the
- * socket is not ready, and the thread runs other work meanwhile. The hook
- * is per thread and tells, through `self`, whether the code running now is
- * such a fiber: on the thread's own stack the backend still polls.
+ * By default a backend blocks its thread in poll(). Code that runs calls
+ * on cooperative fibers of one thread (bitt_batch_run in core/batch.c,
+ * Node's event loop) installs a hook on that thread instead: the call's fiber is suspended while
+ * the socket is not ready, and the thread runs other work meanwhile. The hook is per thread and
+ * tells, through `self`, whether the code running now is such a fiber: on the thread's own stack
+ * the backend still polls.
  *
  * A suspended fiber may be woken before its socket is ready (`wake`): a
  * Redis connection shared by several fibers (pipelining, core/redis/pipe.c)
@@ -31,11 +31,17 @@ typedef struct bitt__io_hook {
      * fiber that is not waiting). */
     void (*wake)(void *ctx, void *fiber);
     void *ctx;
+    /* Optional: nonzero when other fibers will run before the thread
+     * waits (they were started together): a sender lets them append to
+     * the same send first (core/redis/pipe.c). */
+    int (*others_ready)(void *ctx);
 } bitt__io_hook;
 
 /* Installs (or, with NULL, removes) the calling thread's hook; the struct
  * must outlive its installation. */
 void bitt__io_hook_set(const bitt__io_hook *hook);
+/* The calling thread's hook, or NULL. */
+const bitt__io_hook *bitt__io_hook_get(void);
 
 /* The running fiber when the calling thread has a hook and runs on a
  * fiber, else NULL: such a caller must never block the thread. */
@@ -50,6 +56,9 @@ int bitt__io_hooked(void);
  * -1 failure. The thread's last error (bitt_error_last) is the same after
  * as before: other fibers may fail meanwhile. */
 int bitt__io_wait(int fd, short events, int64_t deadline);
+
+/* The hook's others_ready on a fiber; 0 elsewhere. */
+int bitt__io_others_ready(void);
 
 /* Wakes a fiber from bitt__io_self (NULL: nothing). */
 void bitt__io_wake(void *fiber);

@@ -54,15 +54,15 @@ extern "C" {
 #endif
 
 #define BITT_VERSION_MAJOR 0
-#define BITT_VERSION_MINOR 3
+#define BITT_VERSION_MINOR 4
 #define BITT_VERSION_PATCH 0
-#define BITT_VERSION_STRING "0.3.0"
+#define BITT_VERSION_STRING "0.4.0"
 /* MAJOR * 1000000 + MINOR * 1000 + PATCH: compare the header you built with
  * against bitt_version_number() of the library you loaded. */
 #define BITT_VERSION_NUMBER                                                                        \
     (BITT_VERSION_MAJOR * 1000000 + BITT_VERSION_MINOR * 1000 + BITT_VERSION_PATCH)
 
-/* The loaded library's version, a static string such as "0.3.0". */
+/* The loaded library's version, a static string such as "0.4.0". */
 BITT_API const char *bitt_version(void);
 /* The loaded library's BITT_VERSION_NUMBER. */
 BITT_API int bitt_version_number(void);
@@ -655,6 +655,34 @@ BITT_API void bitt_schedule_list_free(bitt_schedule **list, size_t count);
 BITT_API int bitt_schedule_get(bitt_store *store, const char *key, bitt_schedule **out);
 /* BITT_OK when deleted, BITT_NOTFOUND when there was none. */
 BITT_API int bitt_schedule_delete(bitt_store *store, const char *key);
+
+/* ---- many calls of one thread at once ----------------------------------- */
+
+/* The i-th of the n tasks of bitt_batch_run. */
+typedef void (*bitt_batch_fn)(void *arg, size_t i);
+
+/* Tasks of one bitt_batch_run in progress at once (the next starts when one
+ * returns). */
+#define BITT_BATCH_AT_ONCE 64
+
+/* Calls fn(arg, i) for every i < n as cooperative tasks of the calling
+ * thread, and returns once every task has returned. Where a task's call
+ * waits for the network, the thread runs other tasks meanwhile: the Redis
+ * calls of the tasks share connections, so n calls cost about one round
+ * trip instead of n. Calls that never wait that way (memory, SQLite,
+ * PostgreSQL) run to their end, one task after the other. Each call keeps
+ * its own semantics and status; nothing is grouped into a transaction.
+ *
+ * A task runs on a stack of its own (256 KiB). It may call any bitt
+ * function but bitt_batch_run, and nothing else that blocks on another
+ * task (a lock one holds) or that needs the thread's own stack (a call
+ * back into a managed runtime). bitt_error_last() inside a task is the
+ * task's own: read it there. The order in which tasks finish is not i's.
+ *
+ * BITT_OK once all n ran (their statuses are theirs to record);
+ * BITT_EINVAL for a NULL fn; BITT_EUSAGE from inside a task;
+ * BITT_ENOMEM when no task stack could be made (then none ran). */
+BITT_API int bitt_batch_run(bitt_batch_fn fn, void *arg, size_t n);
 
 #ifdef __cplusplus
 }

@@ -153,6 +153,11 @@ int bitt__rd_commit(bitt_backend *be, bitt_commit *c)
 {
     const int64_t now = c->time.now;
     const bitt_rd_script_id id = commit_script(c);
+    if (id == RS_KV_SET) {
+        int grouped = bitt__rd_set_grouped(be, c);
+        if (grouped != BITT_RD_UNGROUPED)
+            return grouped;
+    }
     bitt_rd_args a;
     bitt__rd_script_args(be, &a, &c->time);
     int rc = BITT_OK;

@@ -205,6 +205,38 @@ const char bitt__rd_lua_kv_set[] =
     "if e ~= '0' then redis.call('ZADD', P .. 'kexp', e, key) end\n"
     "return {0, version}\n";
 
+/* Independent sets of several callers in one call (set_group.c): each as
+ * bitt__rd_lua_kv_set would write it, with a versionstamp of its own (one
+ * HINCRBY takes them all, in order). A set the server refuses (HSET on a
+ * key of another type) fails alone; the others are written. */
+const char bitt__rd_lua_kv_set_many[] =
+    "-- ARGV: now, n, then key, value, kind, expires_at per set;\n"
+    "-- out: 0, then per set 0 and its version, or 1 and the server's error\n"
+    "local n = tonumber(ARGV[2])\n"
+    "local first = take(META, 'vs', n)\n"
+    "local base = tonumber(first)\n"
+    "local exact = base + n < 9007199254740992\n"
+    "local kp, idx, exp = P .. 'k:', P .. 'kidx', P .. 'kexp'\n"
+    "local out = {0}\n"
+    "for i = 0, n - 1 do\n"
+    "  local at = 3 + i * 4\n"
+    "  local key, e = ARGV[at], ARGV[at + 3]\n"
+    "  local version = first\n"
+    "  if i > 0 then\n"
+    "    if exact then version = fmt('%d', base + i) else version = add(first, fmt('%d', i)) end\n"
+    "  end\n"
+    "  local added = redis.pcall('HSET', kp .. key, 'v', ARGV[at + 1], 't', ARGV[at + 2], 's', "
+    "version, 'e', e)\n"
+    "  if type(added) == 'table' then\n"
+    "    out[2 * i + 2], out[2 * i + 3] = 1, added.err\n"
+    "  else\n"
+    "    if added > 0 then redis.call('ZADD', idx, 0, key) end\n"
+    "    if e ~= '0' then redis.call('ZADD', exp, e, key) end\n"
+    "    out[2 * i + 2], out[2 * i + 3] = 0, version\n"
+    "  end\n"
+    "end\n"
+    "return out\n";
+
 const char bitt__rd_lua_kv_delete[] =
     "-- ARGV: now, key\n"
     "local key = ARGV[2]\n"

@@ -238,20 +238,25 @@ static int reply_kind(const bitt_rd_args *a, const redisReply *r)
 }
 
 /* The message of an error reply, cut short. */
-static int server_error(bitt_backend *be, const char *what, const redisReply *r)
+int bitt__rd_server_error(bitt_backend *be, const char *what, const char *str, size_t n)
 {
-    int len = (int)(r->len > 300 ? 300 : r->len);
-    if (r->len >= 3 && !memcmp(r->str, "OOM", 3))
+    int len = (int)(n > 300 ? 300 : n);
+    if (n >= 3 && !memcmp(str, "OOM", 3))
         return bitt__fail(BITT_EBACKEND,
                           "redis %s: %s: the server is out of memory (maxmemory reached; nothing "
                           "was written): %.*s",
-                          be->where, what, len, r->str);
-    if (r->len >= 9 && !memcmp(r->str, "WRONGTYPE", 9))
+                          be->where, what, len, str);
+    if (n >= 9 && !memcmp(str, "WRONGTYPE", 9))
         return bitt__fail(BITT_EBACKEND,
                           "redis %s: %s: a key under prefix '%s' holds a value of another type "
                           "(was it written by something else?): %.*s",
-                          be->where, what, be->prefix, len, r->str);
-    return bitt__fail(BITT_EBACKEND, "redis %s: %s: %.*s", be->where, what, len, r->str);
+                          be->where, what, be->prefix, len, str);
+    return bitt__fail(BITT_EBACKEND, "redis %s: %s: %.*s", be->where, what, len, str);
+}
+
+static int server_error(bitt_backend *be, const char *what, const redisReply *r)
+{
+    return bitt__rd_server_error(be, what, r->str, r->len);
 }
 
 int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t items,
@@ -285,10 +290,22 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
      * more on a new connection, within the same deadline. A write is not:
      * it may have been applied. */
     for (int attempt = 0;; attempt++) {
-        int fresh = !conn->c;
-        /* (no other fiber joins a connection before it is connected) */
-        if (fresh && (rc = bitt__rd_connect(be, &conn->bound, deadline, &conn->c)))
+        if (!conn->c && fiber && conn->connecting &&
+            bitt__rd_pipe_await_connect(conn, fiber, deadline) != 0) {
+            rc = bitt__fail(BITT_EBACKEND, "redis %s: %s: %s", be->where, what,
+                            "no connection in time (timeout; nothing was sent)");
             break;
+        }
+        int fresh = !conn->c;
+        if (fresh) {
+            /* fibers joining meanwhile wait for this connect (pipe.c) */
+            conn->connecting = fiber != NULL;
+            rc = bitt__rd_connect(be, &conn->bound, deadline, &conn->c);
+            if (fiber)
+                bitt__rd_pipe_connect_done(conn);
+            if (rc)
+                break;
+        }
         int io;
         if (fiber) {
             io = bitt__rd_pipe_roundtrip(be, conn, fiber, what, a, items, deadline, &r, &why);

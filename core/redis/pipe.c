@@ -14,9 +14,9 @@
  *
  *   sending   the first caller that finds nobody sending flushes out,
  *             including what others append while it waits for the socket;
- *             when calls are already in flight it first yields once, so
- *             that one send carries every command of that turn of the
- *             event loop
+ *             when calls are already in flight, or other fibers are ready
+ *             to run, it first yields once, so that one send carries
+ *             every command of that turn
  *   reading   only the request at the head of the queue waits on the
  *             socket; it reads whatever arrived, hands every complete
  *             reply to its request and wakes that request's fiber; the
@@ -50,6 +50,33 @@ void bitt__rd_pipe_break(bitt_rd_conn *conn, const char *why)
             bitt__io_wake(q->fiber);
     }
     conn->head = conn->tail = NULL;
+}
+
+int bitt__rd_pipe_await_connect(bitt_rd_conn *conn, void *fiber, int64_t deadline)
+{
+    bitt_rd_req me = {.fiber = fiber, .next = conn->connect_waiters};
+    conn->connect_waiters = &me;
+    int timed_out = 0;
+    while (conn->connecting && !me.done && !timed_out)
+        timed_out = bitt__io_wait(-1, 0, deadline) == 0 && !me.done && conn->connecting;
+    /* still listed when it timed out: nobody may wake a fiber that left */
+    for (bitt_rd_req **q = &conn->connect_waiters; *q; q = &(*q)->next)
+        if (*q == &me) {
+            *q = me.next;
+            break;
+        }
+    return timed_out ? -2 : 0;
+}
+
+void bitt__rd_pipe_connect_done(bitt_rd_conn *conn)
+{
+    conn->connecting = 0;
+    bitt_rd_req *q = conn->connect_waiters;
+    conn->connect_waiters = NULL;
+    for (; q; q = q->next) {
+        q->done = 1;
+        bitt__io_wake(q->fiber);
+    }
 }
 
 void bitt__rd_pipe_reset(bitt_rd_conn *conn)
@@ -164,8 +191,9 @@ int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, c
         return BITT_RD_PIPE_UNSENT;
     bitt_rd_req req = {.fiber = fiber, .items = items, .seq = ++conn->seq};
     /* Calls already in flight: more are likely to come in this turn of the
-     * event loop. Alone, the command goes out at once. */
-    int gather = conn->head != NULL;
+     * event loop; or fibers started together are about to run (a batch).
+     * Alone, the command goes out at once. */
+    int gather = conn->head != NULL || bitt__io_others_ready();
     if (conn->tail)
         conn->tail->next = &req;
     else

@@ -70,8 +70,9 @@ void bitt__rd_pool_free(bitt_backend *be)
     }
 }
 
-/* A connection outside the pool, freed when given back. */
-static bitt_rd_conn *extra_conn(int piped)
+/* A connection outside the pool, freed when given back; a piped one is
+ * listed (under the lock) so that other fibers of its thread join it. */
+static bitt_rd_conn *extra_conn(bitt_rd_pool *p, int piped)
 {
     bitt_rd_conn *conn = bitt__calloc(1, sizeof *conn);
     if (!conn) {
@@ -82,6 +83,12 @@ static bitt_rd_conn *extra_conn(int piped)
     conn->piped = piped;
     conn->owner = pthread_self();
     conn->users = 1;
+    if (piped) {
+        pthread_mutex_lock(&p->lock);
+        conn->next_extra = p->extras;
+        p->extras = conn;
+        pthread_mutex_unlock(&p->lock);
+    }
     return conn;
 }
 
@@ -101,7 +108,7 @@ bitt_rd_conn *bitt__rd_pool_take(bitt_backend *be)
     /* A thread with fibers must not wait: they may hold every slot. */
     if (!p->nfree && bitt__io_hooked()) {
         pthread_mutex_unlock(&p->lock);
-        return extra_conn(0);
+        return extra_conn(p, 0);
     }
     while (!p->nfree)
         pthread_cond_wait(&p->cond, &p->lock);
@@ -130,17 +137,25 @@ void bitt__rd_pool_give(bitt_backend *be, bitt_rd_conn *conn)
     pthread_mutex_unlock(&p->lock);
 }
 
-/* Under the lock: a slot this thread's fibers share with room left. */
+/* piped, owner and users change under the lock only; c, connecting and
+ * broken only on the owner's thread, so they are read after it is ours. A
+ * connection still connecting is joined too (its joiners wait for it:
+ * pipe.c), or a burst of fibers on a fresh store would each open one. */
+static int can_join(const bitt_rd_conn *conn, pthread_t self)
+{
+    return conn->piped && pthread_equal(conn->owner, self) && conn->users < BITT_RD_PIPE_DEPTH &&
+           (conn->c || conn->connecting) && !conn->broken;
+}
+
+/* Under the lock: a connection this thread's fibers share with room left. */
 static bitt_rd_conn *joinable(bitt_rd_pool *p, pthread_t self)
 {
-    for (size_t i = 0; i < p->size; i++) {
-        bitt_rd_conn *conn = &p->conns[i];
-        /* piped, owner and users change under the lock only; c and broken
-         * only on the owner's thread, so they are read after it is ours */
-        if (conn->piped && pthread_equal(conn->owner, self) && conn->users < BITT_RD_PIPE_DEPTH &&
-            conn->c && !conn->broken)
+    for (size_t i = 0; i < p->size; i++)
+        if (can_join(&p->conns[i], self))
+            return &p->conns[i];
+    for (bitt_rd_conn *conn = p->extras; conn; conn = conn->next_extra)
+        if (can_join(conn, self))
             return conn;
-    }
     return NULL;
 }
 
@@ -161,7 +176,7 @@ bitt_rd_conn *bitt__rd_pool_take_piped(bitt_backend *be)
     pthread_mutex_unlock(&p->lock);
     if (conn)
         return conn;
-    return extra_conn(1);
+    return extra_conn(p, 1);
 }
 
 void bitt__rd_pool_give_piped(bitt_backend *be, bitt_rd_conn *conn)
@@ -169,6 +184,13 @@ void bitt__rd_pool_give_piped(bitt_backend *be, bitt_rd_conn *conn)
     bitt_rd_pool *p = &be->pool;
     pthread_mutex_lock(&p->lock);
     int last = --conn->users == 0;
+    if (last && conn->extra) {
+        bitt_rd_conn **q = &p->extras;
+        while (*q && *q != conn)
+            q = &(*q)->next_extra;
+        if (*q)
+            *q = conn->next_extra;
+    }
     if (last) {
         conn->piped = 0;
         if (conn->broken && conn->c) {

@@ -98,6 +98,7 @@ typedef enum bitt_rd_script_id {
     RS_Q_ACK_MANY,
     RS_KV_SET,
     RS_KV_DELETE,
+    RS_KV_SET_MANY,
     RS_COUNT
 } bitt_rd_script_id;
 
@@ -178,6 +179,9 @@ typedef struct bitt_rd_conn {
     const char *why;          /* set when broken: every waiter fails with it */
     int broken;               /* closed when its last user leaves */
     int timed_out;            /* broken by a call's deadline: the others fail too, unsent */
+    int connecting;           /* a fiber is connecting it: others joined wait (pipe.c) */
+    bitt_rd_req *connect_waiters;
+    struct bitt_rd_conn *next_extra; /* the pool's list of piped extra connections */
 } bitt_rd_conn;
 
 /* Calls on fibers one connection carries at once before another opens.
@@ -192,6 +196,7 @@ typedef struct bitt_rd_pool {
     pthread_cond_t cond;  /* a connection was given back */
     bitt_rd_conn *conns;  /* size slots */
     bitt_rd_conn **free;  /* a stack of the slots no call holds */
+    bitt_rd_conn *extras; /* piped connections outside the slots, joinable too */
     size_t nfree, size;
     int ready; /* lock and cond initialised */
 } bitt_rd_pool;
@@ -271,6 +276,21 @@ void bitt__rd_arg_u64(bitt_rd_args *a, uint64_t v);
 /* Points v at the numbers; BITT_ENOMEM when an addition failed. */
 int bitt__rd_args_finish(bitt_rd_args *a);
 
+/* Records an error reply of the server (n bytes at str) as the failure of
+ * `what`, with a hint for OOM and WRONGTYPE: BITT_EBACKEND. */
+int bitt__rd_server_error(bitt_backend *be, const char *what, const char *str, size_t n);
+
+/* ---- set_group.c: lone sets on fibers of one thread in one script -------------- */
+
+/* bitt__rd_set_grouped's answer when the set should run on its own. */
+#define BITT_RD_UNGROUPED 1000
+/* Sets one script call carries at most. */
+#define BITT_RD_SET_GROUP_MAX 64
+/* A commit of one SET on a fiber: joins the thread's open group for this
+ * store, or opens one when other fibers are about to run; the status of
+ * this set (c->version set), or BITT_RD_UNGROUPED. */
+int bitt__rd_set_grouped(bitt_backend *be, bitt_commit *c);
+
 /* Reading replies. Each returns BITT_OK or BITT_EBACKEND naming `what`. */
 int bitt__rd_elem_count(const redisReply *r, size_t at, size_t n, const char *what);
 /* Element i as bytes (NULL, 0 for nil). */
@@ -339,6 +359,11 @@ int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, c
 #define BITT_RD_PIPE_UNSENT (-3)
 /* Fails every call waiting on conn with why. */
 void bitt__rd_pipe_break(bitt_rd_conn *conn, const char *why);
+/* A fiber that joined a connection another fiber is connecting waits for
+ * that to end: 0 when it ended (conn->c says how), -2 past the deadline. */
+int bitt__rd_pipe_await_connect(bitt_rd_conn *conn, void *fiber, int64_t deadline);
+/* The connecting fiber is done (connected or not): wakes those waiting. */
+void bitt__rd_pipe_connect_done(bitt_rd_conn *conn);
 /* Drops what a closed connection still held (unsent commands). */
 void bitt__rd_pipe_reset(bitt_rd_conn *conn);
 /* The SHA of script id ("" = not loaded), and setting it (NULL: forget). */
@@ -404,7 +429,8 @@ int bitt__rd_run(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t
 
 /* Script bodies (the *_lua.c files, and beside the code). */
 extern const char bitt__rd_lua_get_many[], bitt__rd_lua_list[], bitt__rd_lua_purge[];
-extern const char bitt__rd_lua_commit[], bitt__rd_lua_kv_set[], bitt__rd_lua_kv_delete[];
+extern const char bitt__rd_lua_commit[], bitt__rd_lua_kv_set[], bitt__rd_lua_kv_delete[],
+    bitt__rd_lua_kv_set_many[];
 extern const char bitt__rd_lua_q_ack_many[];
 extern const char bitt__rd_lua_q_claim[], bitt__rd_lua_q_ack[], bitt__rd_lua_q_nack[],
     bitt__rd_lua_q_extend[], bitt__rd_lua_q_stats[], bitt__rd_lua_q_dead_list[],

@@ -30,8 +30,6 @@
 #define BITT_NODE_FIBERS_HPP
 
 #include <poll.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <uv.h>
 
 #include <unordered_map>
@@ -47,8 +45,7 @@ class BittwFibers;
 
 struct BittwFiber {
     BittwCtx ctx;
-    void *stack = nullptr; /* mapping, guard page first */
-    size_t map_size = 0;
+    bitt__fiber_stack stack = {}; /* a guard page below it */
     BittwJob *job = nullptr;
     bittw_store *box = nullptr;
     BittwFibers *owner = nullptr;
@@ -116,7 +113,7 @@ class BittwFibers {
         f->job = job;
         f->box = box;
         f->done = false;
-        bittw_ctx_init(&f->ctx, (char *)f->stack + page_, f->map_size - page_, entry);
+        bittw_ctx_init(&f->ctx, f->stack.base, f->stack.size, entry);
         resume(f);
         drain();
         settle(env, false);
@@ -129,9 +126,8 @@ class BittwFibers {
         hook_.wait = hook_wait;
         hook_.self = hook_self;
         hook_.wake = hook_wake;
+        hook_.others_ready = hook_others_ready;
         hook_.ctx = this;
-        long ps = sysconf(_SC_PAGESIZE);
-        page_ = ps > 0 ? (size_t)ps : 4096;
         napi_value name = nullptr, resource = nullptr;
         ok_ = napi_create_string_utf8(env, "bitt", NAPI_AUTO_LENGTH, &name) == napi_ok &&
               napi_create_object(env, &resource) == napi_ok &&
@@ -151,12 +147,8 @@ class BittwFibers {
         BittwFiber *f = new (std::nothrow) BittwFiber();
         if (!f)
             return nullptr;
-        f->map_size = STACK + page_;
-        f->stack = mmap(nullptr, f->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-        if (f->stack == MAP_FAILED || mprotect(f->stack, page_, PROT_NONE) != 0 ||
-            uv_timer_init(loop_, &f->timer) != 0) {
-            if (f->stack != MAP_FAILED)
-                munmap(f->stack, f->map_size);
+        if (bitt__fiber_stack_new(&f->stack, STACK) != 0 || uv_timer_init(loop_, &f->timer) != 0) {
+            bitt__fiber_stack_free(&f->stack);
             delete f;
             return nullptr;
         }
@@ -264,6 +256,17 @@ class BittwFibers {
 
     /* ---- the hook (core/io_wait.h), called on a fiber ---------------------------- */
     static void *hook_self(void *ctx) { return ((BittwFibers *)ctx)->running_; }
+
+    /* Other calls of this thread are in flight: more are likely to start
+     * in this turn of the loop, so a Redis set waits for them to join it
+     * in one script call (core/redis/set_group.c). */
+    static int hook_others_ready(void *ctx)
+    {
+        size_t n = 0;
+        for (const auto &it : ((BittwFibers *)ctx)->inflight_)
+            n += it.second;
+        return n > 1;
+    }
 
     static void hook_wake(void *ctx, void *fiber) { ((BittwFibers *)ctx)->make_ready((BittwFiber *)fiber, 1); }
 
@@ -387,7 +390,7 @@ class BittwFibers {
         if (cur_ == s)
             cur_ = nullptr;
         for (BittwFiber *f : s->spare_) {
-            munmap(f->stack, f->map_size);
+            bitt__fiber_stack_free(&f->stack);
             uv_close((uv_handle_t *)&f->timer, [](uv_handle_t *h) { delete (BittwFiber *)h->data; });
         }
         s->spare_.clear();
@@ -403,7 +406,6 @@ class BittwFibers {
     napi_async_context async_ = nullptr;
     napi_ref resource_ = nullptr;
     bool ok_ = false, closing_ = false, draining_ = false;
-    size_t page_ = 4096;
     BittwCtx main_;
     BittwFiber *running_ = nullptr;
     std::deque<BittwFiber *> ready_;
