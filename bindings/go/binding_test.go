@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -25,7 +26,15 @@ func openT(t testing.TB, url string) *Store {
 }
 
 func goroutineURLs(t *testing.T) map[string]string {
-	return map[string]string{"memory": "memory:", "sqlite": "sqlite:" + filepath.Join(t.TempDir(), "g.db")}
+	urls := map[string]string{"memory": "memory:", "sqlite": "sqlite:" + filepath.Join(t.TempDir(), "g.db")}
+	tag := fmt.Sprintf("g%d", time.Now().UnixNano()%1e9)
+	if u := os.Getenv("BITT_TEST_POSTGRES_URL"); u != "" {
+		urls["postgres"] = u + "?schema=" + tag
+	}
+	if u := os.Getenv("BITT_TEST_REDIS_URL"); u != "" {
+		urls["redis"] = u + "?prefix=" + tag
+	}
+	return urls
 }
 
 func TestManyGoroutinesOneStore(t *testing.T) {
@@ -283,20 +292,21 @@ func TestCancelledContextDoesNotWrite(t *testing.T) {
 	}
 }
 
-func TestCloseWhileCallsRun(t *testing.T) {
-	s, err := Open("memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
+// closeWhileWriting closes s while 8 goroutines set and get keys: each
+// call fails with ErrUsage once the store is closed, and nothing else.
+func closeWhileWriting(t *testing.T, s *Store) {
 	ctx := context.Background()
-	sub, _ := s.PubSub.Subscribe(ctx, "c")
 	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
+	for w := 0; w < 8; w++ {
 		wg.Add(1)
-		go func(i int) {
+		go func(w int) {
 			defer wg.Done()
-			for j := 0; ; j++ {
-				_, err := s.KV.Set(ctx, []byte(fmt.Sprint(i, j)), []byte("v"))
+			for i := 0; ; i++ {
+				key := []byte(fmt.Sprint(w, i))
+				_, err := s.KV.Set(ctx, key, []byte("v"))
+				if err == nil {
+					_, err = s.KV.Get(ctx, key)
+				}
 				if err != nil {
 					if !errors.Is(err, ErrUsage) {
 						t.Errorf("after close: %v", err)
@@ -304,11 +314,21 @@ func TestCloseWhileCallsRun(t *testing.T) {
 					return
 				}
 			}
-		}(i)
+		}(w)
 	}
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(30 * time.Millisecond)
 	s.Close()
 	wg.Wait()
+}
+
+func TestCloseWhileCallsRun(t *testing.T) {
+	s, err := Open("memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sub, _ := s.PubSub.Subscribe(ctx, "c")
+	closeWhileWriting(t, s)
 	s.Close() // twice is fine
 	if _, err := sub.Next(ctx); !errors.Is(err, ErrUsage) {
 		t.Fatalf("a subscription of a closed store: %v", err)

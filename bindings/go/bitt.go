@@ -28,7 +28,7 @@ const (
 	KindCounter Kind = 2
 )
 
-// Version is the version of the loaded C library ("0.3.0").
+// Version is the version of the loaded C library ("0.4.0").
 func Version() string { return raw.Bitt_version() }
 
 // handle owns the C box; its cleanup frees the box once neither the Store
@@ -53,6 +53,8 @@ type Store struct {
 
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
+
+	comb *combiner // KV gets and sets of many goroutines in one call (Redis)
 }
 
 // Open opens a store: "memory:", "sqlite:PATH", "postgres://...",
@@ -73,6 +75,9 @@ func Open(url string) (*Store, error) {
 	s.Budgets = &Budgets{s}
 	s.Schedules = &Schedules{s}
 	s.Clock = &Clock{s}
+	if s.Backend() == "redis" {
+		s.comb = &combiner{s: s}
+	}
 	return s, nil
 }
 

@@ -215,6 +215,65 @@ static void bittw_rec_schedule(bittw_rec *r, const bitt_schedule *s)
     bittw_rec_u64(r, (uint64_t)bitt_schedule_occurrence(s));
 }
 
+/* ---- KV calls of many goroutines in one cgo call (kv_batch) ------------- */
+typedef struct bittw_go_kvop {
+    int set, kind;
+    int64_t ttl;
+    const void *key, *value;
+    size_t key_len, value_len;
+    int rc;
+    uint64_t version;
+    bitt_entry *entry;
+    char *message; /* a failure's, malloc'd (NULL: the code's own text) */
+} bittw_go_kvop;
+
+typedef struct bittw_go_kvbatch {
+    bitt_store *store;
+    bittw_go_kvop *ops;
+} bittw_go_kvbatch;
+
+static void bittw_go_kv_task(void *arg, size_t i)
+{
+    bittw_go_kvbatch *b = arg;
+    bittw_go_kvop *op = &b->ops[i];
+    op->rc = op->set ? bitt_kv_set(b->store, op->key, op->key_len, op->value, op->value_len,
+                                   op->kind, op->ttl, &op->version)
+                     : bitt_kv_get(b->store, op->key, op->key_len, &op->entry);
+    if (op->rc < 0)
+        op->message = strdup(bitt_error_last());
+}
+
+/* Parses Go's packed requests: per op five uint64 (set, kind, ttl, key
+ * length, value length), then the key and the value. The count, or -1 when
+ * the buffer is malformed. */
+static long bittw_go_kv_parse(const uint8_t *p, size_t len, bittw_go_kvop *ops)
+{
+    const uint8_t *end = p + len;
+    long n = 0;
+    while (p < end) {
+        uint64_t f[5];
+        if ((size_t)(end - p) < sizeof f)
+            return -1;
+        memcpy(f, p, sizeof f);
+        p += sizeof f;
+        if (f[3] > (uint64_t)(end - p) || f[4] > (uint64_t)(end - p) - f[3])
+            return -1;
+        if (ops) {
+            bittw_go_kvop *op = &ops[n];
+            op->set = f[0] != 0;
+            op->kind = (int)f[1];
+            op->ttl = (int64_t)f[2];
+            op->key = p;
+            op->key_len = (size_t)f[3];
+            op->value = p + f[3];
+            op->value_len = (size_t)f[4];
+        }
+        p += f[3] + f[4];
+        n++;
+    }
+    return n;
+}
+
 /* A name that may be absent: a nil slice is NULL, else a NUL-terminated
  * copy (freed by the caller). */
 static char *bittw_go_opt_cstr(_goslice_ s)
@@ -515,6 +574,45 @@ int64_t bittw_go_error_take(int64_t status, void *dst, size_t dst_len)
     }
     free(rec);
     return code;
+}
+
+/* Independent KV gets and sets of many goroutines, run at once on this
+ * thread (bitt_batch_run: on Redis their commands share connections). Each
+ * op keeps its own semantics and status. The record has per op, in order,
+ * its status, then: a failure's code and message; a get's entry (as a
+ * record of its own); a set's version. */
+int bittw_go_kv_batch(bitt_store *store, const void *data, size_t len, bittw_rec *rec)
+{
+    if (!store)
+        return BITT_EUSAGE; /* refused by the handle typemap: "closed" */
+    bitt_error_clear(); /* a failure below without a message: the code's text */
+    long n = bittw_go_kv_parse(data, len, NULL);
+    if (n < 0) {
+        bittw_go_refuse("kv batch: malformed request buffer");
+        return BITT_EINVAL;
+    }
+    bittw_go_kvop *ops = calloc((size_t)(n ? n : 1), sizeof *ops);
+    if (!ops)
+        return BITT_ENOMEM;
+    bittw_go_kv_parse(data, len, ops);
+    bittw_go_kvbatch b = {store, ops};
+    int rc = bitt_batch_run(bittw_go_kv_task, &b, (size_t)n);
+    for (long i = 0; i < n; i++) {
+        bittw_go_kvop *op = &ops[i];
+        if (rc >= 0) {
+            bittw_rec_u64(rec, (uint64_t)(int64_t)op->rc);
+            if (op->rc < 0)
+                bittw_rec_str(rec, op->message ? op->message : bitt_strerror(op->rc));
+            else if (op->set)
+                bittw_rec_u64(rec, op->version);
+            else
+                bittw_rec_entry(rec, op->entry);
+        }
+        free(op->message);
+        bitt_entry_free(op->entry);
+    }
+    free(ops);
+    return rc;
 }
 
 /* Encodes a tuple key from parts Go serialised as (type, value) pairs of

@@ -34,7 +34,18 @@ func (kv *KV) getLike(ctx context.Context, key []byte,
 
 // Get reads a key: nil, nil when it is absent or expired.
 func (kv *KV) Get(ctx context.Context, key []byte) (*Entry, error) {
-	return kv.getLike(ctx, key, raw.Bitt_kv_get)
+	if kv.s.comb == nil {
+		return kv.getLike(ctx, key, raw.Bitt_kv_get)
+	}
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	op := kvOps.Get().(*kvOp)
+	op.key = key
+	kv.s.comb.do(op)
+	e, err := op.entry, op.err
+	op.reset()
+	return e, err
 }
 
 // Take reads and deletes a key in one step: nil, nil when absent.
@@ -48,9 +59,33 @@ func (kv *KV) Set(ctx context.Context, key, value []byte, opts ...Option) (uint6
 		return 0, err
 	}
 	o := collect(opts)
-	var ver uint64
-	_, err := kv.s.status(raw.Bitt_kv_set(kv.s.box(), key, value, int(o.kind), o.ttl, &ver))
+	if kv.s.comb == nil {
+		var ver uint64
+		_, err := kv.s.status(raw.Bitt_kv_set(kv.s.box(), key, value, int(o.kind), o.ttl, &ver))
+		return ver, err
+	}
+	op := kvOps.Get().(*kvOp)
+	op.set, op.key, op.val, op.kind, op.ttl = true, key, value, o.kind, o.ttl
+	kv.s.comb.do(op)
+	ver, err := op.version, op.err
+	op.reset()
 	return ver, err
+}
+
+// direct makes a combined call on its own (no other call was queued).
+func (kv *KV) direct(op *kvOp) {
+	if op.set {
+		var ver uint64 // not &op.version: op holds Go pointers
+		_, op.err = kv.s.status(raw.Bitt_kv_set(kv.s.box(), op.key, op.val, int(op.kind), op.ttl, &ver))
+		op.version = ver
+		return
+	}
+	_, r, err := kv.s.record(len(op.key), func(scratch []byte) int {
+		return raw.Bitt_kv_get(kv.s.box(), op.key, scratch)
+	})
+	if op.err = err; err == nil {
+		op.entry = r.entry()
+	}
 }
 
 // SetValue writes any value through the shared value mapping (Encode).

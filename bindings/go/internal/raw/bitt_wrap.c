@@ -484,6 +484,65 @@ static void bittw_rec_schedule(bittw_rec *r, const bitt_schedule *s)
     bittw_rec_u64(r, (uint64_t)bitt_schedule_occurrence(s));
 }
 
+/* ---- KV calls of many goroutines in one cgo call (kv_batch) ------------- */
+typedef struct bittw_go_kvop {
+    int set, kind;
+    int64_t ttl;
+    const void *key, *value;
+    size_t key_len, value_len;
+    int rc;
+    uint64_t version;
+    bitt_entry *entry;
+    char *message; /* a failure's, malloc'd (NULL: the code's own text) */
+} bittw_go_kvop;
+
+typedef struct bittw_go_kvbatch {
+    bitt_store *store;
+    bittw_go_kvop *ops;
+} bittw_go_kvbatch;
+
+static void bittw_go_kv_task(void *arg, size_t i)
+{
+    bittw_go_kvbatch *b = arg;
+    bittw_go_kvop *op = &b->ops[i];
+    op->rc = op->set ? bitt_kv_set(b->store, op->key, op->key_len, op->value, op->value_len,
+                                   op->kind, op->ttl, &op->version)
+                     : bitt_kv_get(b->store, op->key, op->key_len, &op->entry);
+    if (op->rc < 0)
+        op->message = strdup(bitt_error_last());
+}
+
+/* Parses Go's packed requests: per op five uint64 (set, kind, ttl, key
+ * length, value length), then the key and the value. The count, or -1 when
+ * the buffer is malformed. */
+static long bittw_go_kv_parse(const uint8_t *p, size_t len, bittw_go_kvop *ops)
+{
+    const uint8_t *end = p + len;
+    long n = 0;
+    while (p < end) {
+        uint64_t f[5];
+        if ((size_t)(end - p) < sizeof f)
+            return -1;
+        memcpy(f, p, sizeof f);
+        p += sizeof f;
+        if (f[3] > (uint64_t)(end - p) || f[4] > (uint64_t)(end - p) - f[3])
+            return -1;
+        if (ops) {
+            bittw_go_kvop *op = &ops[n];
+            op->set = f[0] != 0;
+            op->kind = (int)f[1];
+            op->ttl = (int64_t)f[2];
+            op->key = p;
+            op->key_len = (size_t)f[3];
+            op->value = p + f[3];
+            op->value_len = (size_t)f[4];
+        }
+        p += f[3] + f[4];
+        n++;
+    }
+    return n;
+}
+
 /* A name that may be absent: a nil slice is NULL, else a NUL-terminated
  * copy (freed by the caller). */
 static char *bittw_go_opt_cstr(_goslice_ s)
@@ -527,6 +586,45 @@ int64_t bittw_go_error_take(int64_t status, void *dst, size_t dst_len)
     }
     free(rec);
     return code;
+}
+
+/* Independent KV gets and sets of many goroutines, run at once on this
+ * thread (bitt_batch_run: on Redis their commands share connections). Each
+ * op keeps its own semantics and status. The record has per op, in order,
+ * its status, then: a failure's code and message; a get's entry (as a
+ * record of its own); a set's version. */
+int bittw_go_kv_batch(bitt_store *store, const void *data, size_t len, bittw_rec *rec)
+{
+    if (!store)
+        return BITT_EUSAGE; /* refused by the handle typemap: "closed" */
+    bitt_error_clear(); /* a failure below without a message: the code's text */
+    long n = bittw_go_kv_parse(data, len, NULL);
+    if (n < 0) {
+        bittw_go_refuse("kv batch: malformed request buffer");
+        return BITT_EINVAL;
+    }
+    bittw_go_kvop *ops = calloc((size_t)(n ? n : 1), sizeof *ops);
+    if (!ops)
+        return BITT_ENOMEM;
+    bittw_go_kv_parse(data, len, ops);
+    bittw_go_kvbatch b = {store, ops};
+    int rc = bitt_batch_run(bittw_go_kv_task, &b, (size_t)n);
+    for (long i = 0; i < n; i++) {
+        bittw_go_kvop *op = &ops[i];
+        if (rc >= 0) {
+            bittw_rec_u64(rec, (uint64_t)(int64_t)op->rc);
+            if (op->rc < 0)
+                bittw_rec_str(rec, op->message ? op->message : bitt_strerror(op->rc));
+            else if (op->set)
+                bittw_rec_u64(rec, op->version);
+            else
+                bittw_rec_entry(rec, op->entry);
+        }
+        free(op->message);
+        bitt_entry_free(op->entry);
+    }
+    free(ops);
+    return rc;
 }
 
 /* Encodes a tuple key from parts Go serialised as (type, value) pairs of
@@ -773,7 +871,7 @@ int bittw_schedule_list(bitt_store *store, bitt_schedule ***list_out, size_t *co
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_54c8327104082537(void *_swig_go_0) {
+void _wrap_Swig_free_raw_36dec5c6be30bb6c(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -783,7 +881,7 @@ void _wrap_Swig_free_raw_54c8327104082537(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_54c8327104082537(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_36dec5c6be30bb6c(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -796,7 +894,7 @@ void *_wrap_Swig_malloc_raw_54c8327104082537(intgo _swig_go_0) {
 }
 
 
-void _wrap_bittw_go_rec_take_raw_54c8327104082537(long long _swig_go_0, _goslice_ _swig_go_1) {
+void _wrap_bittw_go_rec_take_raw_36dec5c6be30bb6c(long long _swig_go_0, _goslice_ _swig_go_1) {
   uint64_t arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -812,7 +910,7 @@ void _wrap_bittw_go_rec_take_raw_54c8327104082537(long long _swig_go_0, _goslice
 }
 
 
-long long _wrap_bittw_go_error_take_raw_54c8327104082537(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_bittw_go_error_take_raw_36dec5c6be30bb6c(long long _swig_go_0, _goslice_ _swig_go_1) {
   int64_t arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -831,7 +929,43 @@ long long _wrap_bittw_go_error_take_raw_54c8327104082537(long long _swig_go_0, _
 }
 
 
-intgo _wrap_bittw_go_tuple_encode_raw_54c8327104082537(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_go_kv_batch_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+  bitt_store *arg1 = (bitt_store *) 0 ;
+  void *arg2 = (void *) 0 ;
+  size_t arg3 ;
+  bittw_rec *arg4 = (bittw_rec *) 0 ;
+  bittw_store *box1 = NULL ;
+  bittw_rec r4 ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    box1 = (bittw_store *)_swig_go_0;
+    if (!box1 || bittw_enter(box1) != 0) {
+      box1 = NULL;
+      bittw_go_refuse("the store is closed");
+      arg1 = NULL;
+    } else {
+      arg1 = bittw_store_of(box1);
+    }
+  }
+  {
+    arg2 = _swig_go_1.array ? _swig_go_1.array : (void *)"";
+    arg3 = (size_t)_swig_go_1.len;
+  }
+  bittw_rec_init(&r4, _swig_go_2); arg4 = &r4;
+  
+  result = (int)bittw_go_kv_batch(arg1,(void const *)arg2,arg3,arg4);
+  _swig_go_result = bittw_go_status(result);
+  bittw_rec_end(arg4);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bittw_go_tuple_encode_raw_36dec5c6be30bb6c(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   bittw_rec *arg3 = (bittw_rec *) 0 ;
@@ -852,7 +986,7 @@ intgo _wrap_bittw_go_tuple_encode_raw_54c8327104082537(_goslice_ _swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_go_tuple_decode_raw_54c8327104082537(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_go_tuple_decode_raw_36dec5c6be30bb6c(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   bittw_rec *arg3 = (bittw_rec *) 0 ;
@@ -873,7 +1007,7 @@ intgo _wrap_bittw_go_tuple_decode_raw_54c8327104082537(_goslice_ _swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_open_raw_54c8327104082537(_gostring_ _swig_go_0, bittw_store **_swig_go_1) {
+intgo _wrap_bittw_open_raw_36dec5c6be30bb6c(_gostring_ _swig_go_0, bittw_store **_swig_go_1) {
   char *arg1 = (char *) 0 ;
   bittw_store **arg2 = (bittw_store **) 0 ;
   int result;
@@ -893,7 +1027,7 @@ intgo _wrap_bittw_open_raw_54c8327104082537(_gostring_ _swig_go_0, bittw_store *
 }
 
 
-void _wrap_bittw_close_raw_54c8327104082537(bittw_store *_swig_go_0) {
+void _wrap_bittw_close_raw_36dec5c6be30bb6c(bittw_store *_swig_go_0) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   
   arg1 = (bittw_store *)_swig_go_0;
@@ -903,7 +1037,7 @@ void _wrap_bittw_close_raw_54c8327104082537(bittw_store *_swig_go_0) {
 }
 
 
-void _wrap_bittw_free_raw_54c8327104082537(bittw_store *_swig_go_0) {
+void _wrap_bittw_free_raw_36dec5c6be30bb6c(bittw_store *_swig_go_0) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   
   arg1 = (bittw_store *)_swig_go_0;
@@ -913,7 +1047,7 @@ void _wrap_bittw_free_raw_54c8327104082537(bittw_store *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_txn_begin_raw_54c8327104082537(bittw_store *_swig_go_0, bittw_txn **_swig_go_1) {
+intgo _wrap_bitt_txn_begin_raw_36dec5c6be30bb6c(bittw_store *_swig_go_0, bittw_txn **_swig_go_1) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   bittw_txn **arg2 = (bittw_txn **) 0 ;
   bittw_store *box1 = NULL ;
@@ -945,7 +1079,7 @@ intgo _wrap_bitt_txn_begin_raw_54c8327104082537(bittw_store *_swig_go_0, bittw_t
 }
 
 
-void _wrap_bitt_txn_free_raw_54c8327104082537(bittw_txn *_swig_go_0) {
+void _wrap_bitt_txn_free_raw_36dec5c6be30bb6c(bittw_txn *_swig_go_0) {
   bittw_txn *arg1 = (bittw_txn *) 0 ;
   
   arg1 = (bittw_txn *)_swig_go_0;
@@ -955,7 +1089,7 @@ void _wrap_bitt_txn_free_raw_54c8327104082537(bittw_txn *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_pubsub_subscribe_raw_54c8327104082537(bittw_store *_swig_go_0, _gostring_ _swig_go_1, bittw_sub **_swig_go_2) {
+intgo _wrap_bitt_pubsub_subscribe_raw_36dec5c6be30bb6c(bittw_store *_swig_go_0, _gostring_ _swig_go_1, bittw_sub **_swig_go_2) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bittw_sub **arg3 = (bittw_sub **) 0 ;
@@ -994,7 +1128,7 @@ intgo _wrap_bitt_pubsub_subscribe_raw_54c8327104082537(bittw_store *_swig_go_0, 
 }
 
 
-void _wrap_bitt_pubsub_close_raw_54c8327104082537(bittw_sub *_swig_go_0) {
+void _wrap_bitt_pubsub_close_raw_36dec5c6be30bb6c(bittw_sub *_swig_go_0) {
   bittw_sub *arg1 = (bittw_sub *) 0 ;
   
   arg1 = (bittw_sub *)_swig_go_0;
@@ -1004,7 +1138,7 @@ void _wrap_bitt_pubsub_close_raw_54c8327104082537(bittw_sub *_swig_go_0) {
 }
 
 
-intgo _wrap_bittw_kv_get_many_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_kv_get_many_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void **arg2 = (void **) 0 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1076,7 +1210,7 @@ intgo _wrap_bittw_kv_get_many_raw_54c8327104082537(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bittw_kv_list_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, _goslice_ _swig_go_7) {
+intgo _wrap_bittw_kv_list_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, _goslice_ _swig_go_7) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1137,7 +1271,7 @@ intgo _wrap_bittw_kv_list_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_
 }
 
 
-intgo _wrap_bittw_queue_enqueue_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, long long *_swig_go_7) {
+intgo _wrap_bittw_queue_enqueue_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, long long *_swig_go_7) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1190,7 +1324,7 @@ intgo _wrap_bittw_queue_enqueue_raw_54c8327104082537(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_txn_enqueue_raw_54c8327104082537(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_txn_enqueue_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1244,7 +1378,7 @@ intgo _wrap_bittw_txn_enqueue_raw_54c8327104082537(bitt_txn *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bittw_queue_dequeue_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, _goslice_ _swig_go_5) {
+intgo _wrap_bittw_queue_dequeue_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, _goslice_ _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -1293,7 +1427,7 @@ intgo _wrap_bittw_queue_dequeue_raw_54c8327104082537(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_queue_stats_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_queue_stats_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_queue_stats *arg3 = (bitt_queue_stats *) 0 ;
@@ -1343,7 +1477,7 @@ intgo _wrap_bittw_queue_stats_raw_54c8327104082537(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bittw_schedule_list_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_schedule_list_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bitt_schedule ***arg2 = (bitt_schedule ***) 0 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1383,18 +1517,18 @@ intgo _wrap_bittw_schedule_list_raw_54c8327104082537(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_BITT_VERSION_NUMBER_raw_54c8327104082537() {
+intgo _wrap_BITT_VERSION_NUMBER_raw_36dec5c6be30bb6c() {
   int result;
   intgo _swig_go_result;
   
   
-  result = (int)((0*1000000+3*1000+0));
+  result = (int)((0*1000000+4*1000+0));
   _swig_go_result = bittw_go_status(result);
   return _swig_go_result;
 }
 
 
-_gostring_ _wrap_bitt_version_raw_54c8327104082537() {
+_gostring_ _wrap_bitt_version_raw_36dec5c6be30bb6c() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1405,7 +1539,7 @@ _gostring_ _wrap_bitt_version_raw_54c8327104082537() {
 }
 
 
-intgo _wrap_bitt_version_number_raw_54c8327104082537() {
+intgo _wrap_bitt_version_number_raw_36dec5c6be30bb6c() {
   int result;
   intgo _swig_go_result;
   
@@ -1416,7 +1550,7 @@ intgo _wrap_bitt_version_number_raw_54c8327104082537() {
 }
 
 
-_gostring_ _wrap_bitt_strerror_raw_54c8327104082537(intgo _swig_go_0) {
+_gostring_ _wrap_bitt_strerror_raw_36dec5c6be30bb6c(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1429,7 +1563,7 @@ _gostring_ _wrap_bitt_strerror_raw_54c8327104082537(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_bitt_error_last_raw_54c8327104082537() {
+_gostring_ _wrap_bitt_error_last_raw_36dec5c6be30bb6c() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1440,7 +1574,7 @@ _gostring_ _wrap_bitt_error_last_raw_54c8327104082537() {
 }
 
 
-intgo _wrap_bitt_error_last_code_raw_54c8327104082537() {
+intgo _wrap_bitt_error_last_code_raw_36dec5c6be30bb6c() {
   int result;
   intgo _swig_go_result;
   
@@ -1451,13 +1585,13 @@ intgo _wrap_bitt_error_last_code_raw_54c8327104082537() {
 }
 
 
-void _wrap_bitt_error_clear_raw_54c8327104082537() {
+void _wrap_bitt_error_clear_raw_36dec5c6be30bb6c() {
   bitt_error_clear();
   
 }
 
 
-intgo _wrap_bitt_store_migrate_raw_54c8327104082537(bitt_store *_swig_go_0) {
+intgo _wrap_bitt_store_migrate_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   int result;
@@ -1483,7 +1617,7 @@ intgo _wrap_bitt_store_migrate_raw_54c8327104082537(bitt_store *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_bitt_store_backend_raw_54c8327104082537(bitt_store *_swig_go_0) {
+_gostring_ _wrap_bitt_store_backend_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   char *result = 0 ;
@@ -1512,7 +1646,7 @@ _gostring_ _wrap_bitt_store_backend_raw_54c8327104082537(bitt_store *_swig_go_0)
 }
 
 
-intgo _wrap_bitt_clock_set_manual_raw_54c8327104082537(bitt_store *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_bitt_clock_set_manual_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, long long _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t arg2 ;
   bittw_store *box1 = NULL ;
@@ -1540,7 +1674,7 @@ intgo _wrap_bitt_clock_set_manual_raw_54c8327104082537(bitt_store *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_clock_advance_raw_54c8327104082537(bitt_store *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_bitt_clock_advance_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, long long _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t arg2 ;
   bittw_store *box1 = NULL ;
@@ -1568,7 +1702,7 @@ intgo _wrap_bitt_clock_advance_raw_54c8327104082537(bitt_store *_swig_go_0, long
 }
 
 
-intgo _wrap_bitt_clock_use_system_raw_54c8327104082537(bitt_store *_swig_go_0) {
+intgo _wrap_bitt_clock_use_system_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   int result;
@@ -1594,7 +1728,7 @@ intgo _wrap_bitt_clock_use_system_raw_54c8327104082537(bitt_store *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_clock_now_raw_54c8327104082537(bitt_store *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_clock_now_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, long long *_swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   bittw_store *box1 = NULL ;
@@ -1622,7 +1756,7 @@ intgo _wrap_bitt_clock_now_raw_54c8327104082537(bitt_store *_swig_go_0, long lon
 }
 
 
-intgo _wrap_bitt_kv_get_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_kv_get_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1664,7 +1798,7 @@ intgo _wrap_bitt_kv_get_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_set_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_set_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1708,7 +1842,7 @@ intgo _wrap_bitt_kv_set_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_delete_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bitt_kv_delete_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1740,7 +1874,7 @@ intgo _wrap_bitt_kv_delete_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice
 }
 
 
-intgo _wrap_bitt_kv_add_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_add_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1784,7 +1918,7 @@ intgo _wrap_bitt_kv_add_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_take_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_kv_take_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1826,7 +1960,7 @@ intgo _wrap_bitt_kv_take_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ 
 }
 
 
-intgo _wrap_bitt_kv_increment_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_increment_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1866,7 +2000,7 @@ intgo _wrap_bitt_kv_increment_raw_54c8327104082537(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bitt_kv_purge_expired_raw_54c8327104082537(bitt_store *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_kv_purge_expired_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, long long *_swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   uint64_t *arg2 = (uint64_t *) 0 ;
   bittw_store *box1 = NULL ;
@@ -1894,7 +2028,7 @@ intgo _wrap_bitt_kv_purge_expired_raw_54c8327104082537(bitt_store *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_txn_check_raw_54c8327104082537(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_check_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1931,7 +2065,7 @@ intgo _wrap_bitt_txn_check_raw_54c8327104082537(bitt_txn *_swig_go_0, _goslice_ 
 }
 
 
-intgo _wrap_bitt_txn_set_raw_54c8327104082537(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_txn_set_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1976,7 +2110,7 @@ intgo _wrap_bitt_txn_set_raw_54c8327104082537(bitt_txn *_swig_go_0, _goslice_ _s
 }
 
 
-intgo _wrap_bitt_txn_delete_raw_54c8327104082537(bitt_txn *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bitt_txn_delete_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2011,7 +2145,7 @@ intgo _wrap_bitt_txn_delete_raw_54c8327104082537(bitt_txn *_swig_go_0, _goslice_
 }
 
 
-intgo _wrap_bitt_txn_sum_raw_54c8327104082537(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_sum_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2048,7 +2182,7 @@ intgo _wrap_bitt_txn_sum_raw_54c8327104082537(bitt_txn *_swig_go_0, _goslice_ _s
 }
 
 
-intgo _wrap_bitt_txn_commit_raw_54c8327104082537(bitt_txn *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_txn_commit_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, long long *_swig_go_1) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   uint64_t *arg2 = (uint64_t *) 0 ;
   bittw_txn *h1 = NULL ;
@@ -2079,7 +2213,7 @@ intgo _wrap_bitt_txn_commit_raw_54c8327104082537(bitt_txn *_swig_go_0, long long
 }
 
 
-intgo _wrap_bitt_queue_ack_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_bitt_queue_ack_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2121,7 +2255,7 @@ intgo _wrap_bitt_queue_ack_raw_54c8327104082537(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_queue_ack_many_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_queue_ack_many_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -2195,7 +2329,7 @@ intgo _wrap_bitt_queue_ack_many_raw_54c8327104082537(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_queue_nack_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_queue_nack_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2242,7 +2376,7 @@ intgo _wrap_bitt_queue_nack_raw_54c8327104082537(bitt_store *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bitt_queue_extend_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_queue_extend_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2286,7 +2420,7 @@ intgo _wrap_bitt_queue_extend_raw_54c8327104082537(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_dead_list_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_queue_dead_list_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2333,7 +2467,7 @@ intgo _wrap_bitt_queue_dead_list_raw_54c8327104082537(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_queue_dead_retry_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_queue_dead_retry_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2370,7 +2504,7 @@ intgo _wrap_bitt_queue_dead_retry_raw_54c8327104082537(bitt_store *_swig_go_0, _
 }
 
 
-intgo _wrap_bitt_queue_dead_delete_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_queue_dead_delete_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2407,7 +2541,7 @@ intgo _wrap_bitt_queue_dead_delete_raw_54c8327104082537(bitt_store *_swig_go_0, 
 }
 
 
-intgo _wrap_bitt_lease_acquire_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_lease_acquire_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2453,7 +2587,7 @@ intgo _wrap_bitt_lease_acquire_raw_54c8327104082537(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_lease_renew_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_lease_renew_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2499,7 +2633,7 @@ intgo _wrap_bitt_lease_renew_raw_54c8327104082537(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_lease_release_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_lease_release_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2541,7 +2675,7 @@ intgo _wrap_bitt_lease_release_raw_54c8327104082537(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_lease_get_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+intgo _wrap_bitt_lease_get_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_buf *arg3 = (bitt_buf *) 0 ;
@@ -2590,7 +2724,7 @@ intgo _wrap_bitt_lease_get_raw_54c8327104082537(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_txn_fence_raw_54c8327104082537(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_txn_fence_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2635,7 +2769,7 @@ intgo _wrap_bitt_txn_fence_raw_54c8327104082537(bitt_txn *_swig_go_0, _gostring_
 }
 
 
-intgo _wrap_bitt_txn_outbox_append_raw_54c8327104082537(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_bitt_txn_outbox_append_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -2679,7 +2813,7 @@ intgo _wrap_bitt_txn_outbox_append_raw_54c8327104082537(bitt_txn *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_outbox_append_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long *_swig_go_4) {
+intgo _wrap_bitt_outbox_append_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long *_swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -2722,7 +2856,7 @@ intgo _wrap_bitt_outbox_append_raw_54c8327104082537(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_outbox_pending_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_outbox_pending_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -2767,7 +2901,7 @@ intgo _wrap_bitt_outbox_pending_raw_54c8327104082537(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_outbox_ack_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_ack_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -2808,7 +2942,7 @@ intgo _wrap_bitt_outbox_ack_raw_54c8327104082537(bitt_store *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bitt_outbox_fail_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_outbox_fail_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2848,7 +2982,7 @@ intgo _wrap_bitt_outbox_fail_raw_54c8327104082537(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_outbox_park_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_outbox_park_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2888,7 +3022,7 @@ intgo _wrap_bitt_outbox_park_raw_54c8327104082537(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_outbox_parked_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_outbox_parked_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int arg3 ;
@@ -2935,7 +3069,7 @@ intgo _wrap_bitt_outbox_parked_raw_54c8327104082537(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_outbox_retry_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_retry_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -2976,7 +3110,7 @@ intgo _wrap_bitt_outbox_retry_raw_54c8327104082537(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_outbox_discard_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_discard_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3017,7 +3151,7 @@ intgo _wrap_bitt_outbox_discard_raw_54c8327104082537(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_outbox_counts_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_counts_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3054,7 +3188,7 @@ intgo _wrap_bitt_outbox_counts_raw_54c8327104082537(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_pubsub_publish_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_pubsub_publish_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -3093,7 +3227,7 @@ intgo _wrap_bitt_pubsub_publish_raw_54c8327104082537(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_pubsub_next_raw_54c8327104082537(bitt_sub *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_pubsub_next_raw_36dec5c6be30bb6c(bitt_sub *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   bitt_sub *arg1 = (bitt_sub *) 0 ;
   int64_t arg2 ;
   bitt_message **arg3 = (bitt_message **) 0 ;
@@ -3134,7 +3268,7 @@ intgo _wrap_bitt_pubsub_next_raw_54c8327104082537(bitt_sub *_swig_go_0, long lon
 }
 
 
-intgo _wrap_bitt_budget_take_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long *_swig_go_6) {
+intgo _wrap_bitt_budget_take_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long *_swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -3177,7 +3311,7 @@ intgo _wrap_bitt_budget_take_raw_54c8327104082537(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_schedule_upsert_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_schedule_upsert_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, long long _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -3222,7 +3356,7 @@ intgo _wrap_bitt_schedule_upsert_raw_54c8327104082537(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_schedule_claim_raw_54c8327104082537(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_schedule_claim_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_schedule **arg3 = (bitt_schedule **) 0 ;
@@ -3261,7 +3395,7 @@ intgo _wrap_bitt_schedule_claim_raw_54c8327104082537(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_schedule_get_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_schedule_get_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_schedule **arg3 = (bitt_schedule **) 0 ;
@@ -3304,7 +3438,7 @@ intgo _wrap_bitt_schedule_get_raw_54c8327104082537(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_schedule_delete_raw_54c8327104082537(bitt_store *_swig_go_0, _gostring_ _swig_go_1) {
+intgo _wrap_bitt_schedule_delete_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bittw_store *box1 = NULL ;

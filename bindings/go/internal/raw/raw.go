@@ -39,97 +39,97 @@ typedef _goslice_ swig_type_6;
 typedef _goslice_ swig_type_7;
 typedef _goslice_ swig_type_8;
 typedef _goslice_ swig_type_9;
-typedef _gostring_ swig_type_10;
-typedef _gostring_ swig_type_11;
-typedef _goslice_ swig_type_12;
-typedef _goslice_ swig_type_13;
+typedef _goslice_ swig_type_10;
+typedef _goslice_ swig_type_11;
+typedef _gostring_ swig_type_12;
+typedef _gostring_ swig_type_13;
 typedef _goslice_ swig_type_14;
 typedef _goslice_ swig_type_15;
 typedef _goslice_ swig_type_16;
 typedef _goslice_ swig_type_17;
 typedef _goslice_ swig_type_18;
-typedef _gostring_ swig_type_19;
+typedef _goslice_ swig_type_19;
 typedef _goslice_ swig_type_20;
-typedef long long swig_type_21;
+typedef _gostring_ swig_type_21;
 typedef _goslice_ swig_type_22;
-typedef _gostring_ swig_type_23;
+typedef long long swig_type_23;
 typedef _goslice_ swig_type_24;
-typedef long long swig_type_25;
+typedef _gostring_ swig_type_25;
 typedef _goslice_ swig_type_26;
-typedef _gostring_ swig_type_27;
-typedef long long swig_type_28;
-typedef long long swig_type_29;
-typedef _goslice_ swig_type_30;
-typedef _gostring_ swig_type_31;
+typedef long long swig_type_27;
+typedef _goslice_ swig_type_28;
+typedef _gostring_ swig_type_29;
+typedef long long swig_type_30;
+typedef long long swig_type_31;
 typedef _goslice_ swig_type_32;
-typedef _goslice_ swig_type_33;
-typedef _gostring_ swig_type_34;
-typedef _gostring_ swig_type_35;
+typedef _gostring_ swig_type_33;
+typedef _goslice_ swig_type_34;
+typedef _goslice_ swig_type_35;
 typedef _gostring_ swig_type_36;
 typedef _gostring_ swig_type_37;
-typedef long long swig_type_38;
-typedef long long swig_type_39;
-typedef _goslice_ swig_type_40;
-typedef _goslice_ swig_type_41;
+typedef _gostring_ swig_type_38;
+typedef _gostring_ swig_type_39;
+typedef long long swig_type_40;
+typedef long long swig_type_41;
 typedef _goslice_ swig_type_42;
 typedef _goslice_ swig_type_43;
-typedef long long swig_type_44;
+typedef _goslice_ swig_type_44;
 typedef _goslice_ swig_type_45;
-typedef _goslice_ swig_type_46;
+typedef long long swig_type_46;
 typedef _goslice_ swig_type_47;
-typedef long long swig_type_48;
+typedef _goslice_ swig_type_48;
 typedef _goslice_ swig_type_49;
-typedef _goslice_ swig_type_50;
+typedef long long swig_type_50;
 typedef _goslice_ swig_type_51;
-typedef long long swig_type_52;
-typedef long long swig_type_53;
-typedef _goslice_ swig_type_54;
+typedef _goslice_ swig_type_52;
+typedef _goslice_ swig_type_53;
+typedef long long swig_type_54;
 typedef long long swig_type_55;
 typedef _goslice_ swig_type_56;
-typedef _goslice_ swig_type_57;
-typedef long long swig_type_58;
+typedef long long swig_type_57;
+typedef _goslice_ swig_type_58;
 typedef _goslice_ swig_type_59;
-typedef _goslice_ swig_type_60;
-typedef long long swig_type_61;
-typedef _gostring_ swig_type_62;
+typedef long long swig_type_60;
+typedef _goslice_ swig_type_61;
+typedef _goslice_ swig_type_62;
 typedef long long swig_type_63;
 typedef _gostring_ swig_type_64;
-typedef _gostring_ swig_type_65;
-typedef _goslice_ swig_type_66;
-typedef _goslice_ swig_type_67;
-typedef _gostring_ swig_type_68;
-typedef long long swig_type_69;
+typedef long long swig_type_65;
+typedef _gostring_ swig_type_66;
+typedef _gostring_ swig_type_67;
+typedef _goslice_ swig_type_68;
+typedef _goslice_ swig_type_69;
 typedef _gostring_ swig_type_70;
-typedef _goslice_ swig_type_71;
-typedef long long swig_type_72;
-typedef _gostring_ swig_type_73;
+typedef long long swig_type_71;
+typedef _gostring_ swig_type_72;
+typedef _goslice_ swig_type_73;
 typedef long long swig_type_74;
 typedef _gostring_ swig_type_75;
 typedef long long swig_type_76;
 typedef _gostring_ swig_type_77;
 typedef long long swig_type_78;
-typedef _goslice_ swig_type_79;
-typedef _gostring_ swig_type_80;
-typedef long long swig_type_81;
+typedef _gostring_ swig_type_79;
+typedef long long swig_type_80;
+typedef _goslice_ swig_type_81;
 typedef _gostring_ swig_type_82;
 typedef long long swig_type_83;
 typedef _gostring_ swig_type_84;
-typedef _gostring_ swig_type_85;
-typedef long long swig_type_86;
+typedef long long swig_type_85;
+typedef _gostring_ swig_type_86;
 typedef _gostring_ swig_type_87;
-typedef _gostring_ swig_type_88;
-typedef long long swig_type_89;
-typedef long long swig_type_90;
-typedef _gostring_ swig_type_91;
-typedef _gostring_ swig_type_92;
-typedef long long swig_type_93;
+typedef long long swig_type_88;
+typedef _gostring_ swig_type_89;
+typedef _gostring_ swig_type_90;
+typedef long long swig_type_91;
+typedef long long swig_type_92;
+typedef _gostring_ swig_type_93;
 typedef _gostring_ swig_type_94;
-typedef _goslice_ swig_type_95;
+typedef long long swig_type_95;
 typedef _gostring_ swig_type_96;
-typedef _gostring_ swig_type_97;
-typedef long long swig_type_98;
+typedef _goslice_ swig_type_97;
+typedef _gostring_ swig_type_98;
 typedef _gostring_ swig_type_99;
-typedef _goslice_ swig_type_100;
+typedef long long swig_type_100;
 typedef _gostring_ swig_type_101;
 typedef _goslice_ swig_type_102;
 typedef _gostring_ swig_type_103;
@@ -137,111 +137,114 @@ typedef _goslice_ swig_type_104;
 typedef _gostring_ swig_type_105;
 typedef _goslice_ swig_type_106;
 typedef _gostring_ swig_type_107;
-typedef long long swig_type_108;
-typedef _goslice_ swig_type_109;
+typedef _goslice_ swig_type_108;
+typedef _gostring_ swig_type_109;
 typedef long long swig_type_110;
-typedef _gostring_ swig_type_111;
+typedef _goslice_ swig_type_111;
 typedef long long swig_type_112;
-typedef _goslice_ swig_type_113;
-typedef _gostring_ swig_type_114;
+typedef _gostring_ swig_type_113;
+typedef long long swig_type_114;
 typedef _goslice_ swig_type_115;
 typedef _gostring_ swig_type_116;
 typedef _goslice_ swig_type_117;
 typedef _gostring_ swig_type_118;
 typedef _goslice_ swig_type_119;
 typedef _gostring_ swig_type_120;
-typedef _gostring_ swig_type_121;
-typedef _goslice_ swig_type_122;
-typedef long long swig_type_123;
+typedef _goslice_ swig_type_121;
+typedef _gostring_ swig_type_122;
+typedef _gostring_ swig_type_123;
 typedef _goslice_ swig_type_124;
-typedef _gostring_ swig_type_125;
-typedef long long swig_type_126;
-typedef long long swig_type_127;
+typedef long long swig_type_125;
+typedef _goslice_ swig_type_126;
+typedef _gostring_ swig_type_127;
 typedef long long swig_type_128;
 typedef long long swig_type_129;
-typedef _gostring_ swig_type_130;
+typedef long long swig_type_130;
 typedef long long swig_type_131;
-typedef _goslice_ swig_type_132;
+typedef _gostring_ swig_type_132;
 typedef long long swig_type_133;
 typedef _goslice_ swig_type_134;
-typedef _goslice_ swig_type_135;
-typedef _gostring_ swig_type_136;
+typedef long long swig_type_135;
+typedef _goslice_ swig_type_136;
 typedef _goslice_ swig_type_137;
 typedef _gostring_ swig_type_138;
-extern void _wrap_Swig_free_raw_54c8327104082537(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_raw_54c8327104082537(swig_intgo arg1);
-extern void _wrap_bittw_go_rec_take_raw_54c8327104082537(swig_type_1 arg1, swig_type_2 arg2);
-extern swig_type_3 _wrap_bittw_go_error_take_raw_54c8327104082537(swig_type_4 arg1, swig_type_5 arg2);
-extern swig_intgo _wrap_bittw_go_tuple_encode_raw_54c8327104082537(swig_type_6 arg1, swig_type_7 arg2);
-extern swig_intgo _wrap_bittw_go_tuple_decode_raw_54c8327104082537(swig_type_8 arg1, swig_type_9 arg2);
-extern swig_intgo _wrap_bittw_open_raw_54c8327104082537(swig_type_10 arg1, swig_voidp arg2);
-extern void _wrap_bittw_close_raw_54c8327104082537(uintptr_t arg1);
-extern void _wrap_bittw_free_raw_54c8327104082537(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_txn_begin_raw_54c8327104082537(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_bitt_txn_free_raw_54c8327104082537(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_pubsub_subscribe_raw_54c8327104082537(uintptr_t arg1, swig_type_11 arg2, swig_voidp arg3);
-extern void _wrap_bitt_pubsub_close_raw_54c8327104082537(uintptr_t arg1);
-extern swig_intgo _wrap_bittw_kv_get_many_raw_54c8327104082537(uintptr_t arg1, swig_type_12 arg2, swig_type_13 arg3);
-extern swig_intgo _wrap_bittw_kv_list_raw_54c8327104082537(uintptr_t arg1, swig_type_14 arg2, swig_type_15 arg3, swig_type_16 arg4, swig_intgo arg5, swig_intgo arg6, swig_type_17 arg7, swig_type_18 arg8);
-extern swig_intgo _wrap_bittw_queue_enqueue_raw_54c8327104082537(uintptr_t arg1, swig_type_19 arg2, swig_type_20 arg3, swig_intgo arg4, swig_type_21 arg5, swig_intgo arg6, swig_type_22 arg7, swig_voidp arg8);
-extern swig_intgo _wrap_bittw_txn_enqueue_raw_54c8327104082537(uintptr_t arg1, swig_type_23 arg2, swig_type_24 arg3, swig_intgo arg4, swig_type_25 arg5, swig_intgo arg6, swig_type_26 arg7);
-extern swig_intgo _wrap_bittw_queue_dequeue_raw_54c8327104082537(uintptr_t arg1, swig_type_27 arg2, swig_intgo arg3, swig_type_28 arg4, swig_type_29 arg5, swig_type_30 arg6);
-extern swig_intgo _wrap_bittw_queue_stats_raw_54c8327104082537(uintptr_t arg1, swig_type_31 arg2, swig_type_32 arg3);
-extern swig_intgo _wrap_bittw_schedule_list_raw_54c8327104082537(uintptr_t arg1, swig_type_33 arg2);
-extern swig_intgo _wrap_BITT_VERSION_NUMBER_raw_54c8327104082537(void);
-extern swig_type_34 _wrap_bitt_version_raw_54c8327104082537(void);
-extern swig_intgo _wrap_bitt_version_number_raw_54c8327104082537(void);
-extern swig_type_35 _wrap_bitt_strerror_raw_54c8327104082537(swig_intgo arg1);
-extern swig_type_36 _wrap_bitt_error_last_raw_54c8327104082537(void);
-extern swig_intgo _wrap_bitt_error_last_code_raw_54c8327104082537(void);
-extern void _wrap_bitt_error_clear_raw_54c8327104082537(void);
-extern swig_intgo _wrap_bitt_store_migrate_raw_54c8327104082537(uintptr_t arg1);
-extern swig_type_37 _wrap_bitt_store_backend_raw_54c8327104082537(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_clock_set_manual_raw_54c8327104082537(uintptr_t arg1, swig_type_38 arg2);
-extern swig_intgo _wrap_bitt_clock_advance_raw_54c8327104082537(uintptr_t arg1, swig_type_39 arg2);
-extern swig_intgo _wrap_bitt_clock_use_system_raw_54c8327104082537(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_clock_now_raw_54c8327104082537(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_kv_get_raw_54c8327104082537(uintptr_t arg1, swig_type_40 arg2, swig_type_41 arg3);
-extern swig_intgo _wrap_bitt_kv_set_raw_54c8327104082537(uintptr_t arg1, swig_type_42 arg2, swig_type_43 arg3, swig_intgo arg4, swig_type_44 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_delete_raw_54c8327104082537(uintptr_t arg1, swig_type_45 arg2);
-extern swig_intgo _wrap_bitt_kv_add_raw_54c8327104082537(uintptr_t arg1, swig_type_46 arg2, swig_type_47 arg3, swig_intgo arg4, swig_type_48 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_take_raw_54c8327104082537(uintptr_t arg1, swig_type_49 arg2, swig_type_50 arg3);
-extern swig_intgo _wrap_bitt_kv_increment_raw_54c8327104082537(uintptr_t arg1, swig_type_51 arg2, swig_type_52 arg3, swig_type_53 arg4, swig_voidp arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_purge_expired_raw_54c8327104082537(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_txn_check_raw_54c8327104082537(uintptr_t arg1, swig_type_54 arg2, swig_type_55 arg3);
-extern swig_intgo _wrap_bitt_txn_set_raw_54c8327104082537(uintptr_t arg1, swig_type_56 arg2, swig_type_57 arg3, swig_intgo arg4, swig_type_58 arg5);
-extern swig_intgo _wrap_bitt_txn_delete_raw_54c8327104082537(uintptr_t arg1, swig_type_59 arg2);
-extern swig_intgo _wrap_bitt_txn_sum_raw_54c8327104082537(uintptr_t arg1, swig_type_60 arg2, swig_type_61 arg3);
-extern swig_intgo _wrap_bitt_txn_commit_raw_54c8327104082537(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_queue_ack_raw_54c8327104082537(uintptr_t arg1, swig_type_62 arg2, swig_type_63 arg3, swig_type_64 arg4);
-extern swig_intgo _wrap_bitt_queue_ack_many_raw_54c8327104082537(uintptr_t arg1, swig_type_65 arg2, swig_type_66 arg3, swig_type_67 arg4);
-extern swig_intgo _wrap_bitt_queue_nack_raw_54c8327104082537(uintptr_t arg1, swig_type_68 arg2, swig_type_69 arg3, swig_type_70 arg4, swig_type_71 arg5, swig_type_72 arg6);
-extern swig_intgo _wrap_bitt_queue_extend_raw_54c8327104082537(uintptr_t arg1, swig_type_73 arg2, swig_type_74 arg3, swig_type_75 arg4, swig_type_76 arg5);
-extern swig_intgo _wrap_bitt_queue_dead_list_raw_54c8327104082537(uintptr_t arg1, swig_type_77 arg2, swig_type_78 arg3, swig_intgo arg4, swig_type_79 arg5);
-extern swig_intgo _wrap_bitt_queue_dead_retry_raw_54c8327104082537(uintptr_t arg1, swig_type_80 arg2, swig_type_81 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_queue_dead_delete_raw_54c8327104082537(uintptr_t arg1, swig_type_82 arg2, swig_type_83 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_lease_acquire_raw_54c8327104082537(uintptr_t arg1, swig_type_84 arg2, swig_type_85 arg3, swig_type_86 arg4, swig_voidp arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_lease_renew_raw_54c8327104082537(uintptr_t arg1, swig_type_87 arg2, swig_type_88 arg3, swig_type_89 arg4, swig_type_90 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_lease_release_raw_54c8327104082537(uintptr_t arg1, swig_type_91 arg2, swig_type_92 arg3, swig_type_93 arg4);
-extern swig_intgo _wrap_bitt_lease_get_raw_54c8327104082537(uintptr_t arg1, swig_type_94 arg2, swig_type_95 arg3, swig_voidp arg4, swig_voidp arg5);
-extern swig_intgo _wrap_bitt_txn_fence_raw_54c8327104082537(uintptr_t arg1, swig_type_96 arg2, swig_type_97 arg3, swig_type_98 arg4);
-extern swig_intgo _wrap_bitt_txn_outbox_append_raw_54c8327104082537(uintptr_t arg1, swig_type_99 arg2, swig_type_100 arg3, swig_intgo arg4);
-extern swig_intgo _wrap_bitt_outbox_append_raw_54c8327104082537(uintptr_t arg1, swig_type_101 arg2, swig_type_102 arg3, swig_intgo arg4, swig_voidp arg5);
-extern swig_intgo _wrap_bitt_outbox_pending_raw_54c8327104082537(uintptr_t arg1, swig_type_103 arg2, swig_intgo arg3, swig_type_104 arg4);
-extern swig_intgo _wrap_bitt_outbox_ack_raw_54c8327104082537(uintptr_t arg1, swig_type_105 arg2, swig_type_106 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_fail_raw_54c8327104082537(uintptr_t arg1, swig_type_107 arg2, swig_type_108 arg3, swig_type_109 arg4, swig_type_110 arg5);
-extern swig_intgo _wrap_bitt_outbox_park_raw_54c8327104082537(uintptr_t arg1, swig_type_111 arg2, swig_type_112 arg3, swig_intgo arg4, swig_type_113 arg5);
-extern swig_intgo _wrap_bitt_outbox_parked_raw_54c8327104082537(uintptr_t arg1, swig_type_114 arg2, swig_intgo arg3, swig_intgo arg4, swig_type_115 arg5);
-extern swig_intgo _wrap_bitt_outbox_retry_raw_54c8327104082537(uintptr_t arg1, swig_type_116 arg2, swig_type_117 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_discard_raw_54c8327104082537(uintptr_t arg1, swig_type_118 arg2, swig_type_119 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_counts_raw_54c8327104082537(uintptr_t arg1, swig_type_120 arg2, swig_voidp arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_pubsub_publish_raw_54c8327104082537(uintptr_t arg1, swig_type_121 arg2, swig_type_122 arg3);
-extern swig_intgo _wrap_bitt_pubsub_next_raw_54c8327104082537(uintptr_t arg1, swig_type_123 arg2, swig_type_124 arg3);
-extern swig_intgo _wrap_bitt_budget_take_raw_54c8327104082537(uintptr_t arg1, swig_type_125 arg2, swig_type_126 arg3, swig_type_127 arg4, swig_type_128 arg5, swig_type_129 arg6, swig_voidp arg7);
-extern swig_intgo _wrap_bitt_schedule_upsert_raw_54c8327104082537(uintptr_t arg1, swig_type_130 arg2, swig_type_131 arg3, swig_type_132 arg4, swig_intgo arg5, swig_type_133 arg6);
-extern swig_intgo _wrap_bitt_schedule_claim_raw_54c8327104082537(uintptr_t arg1, swig_type_134 arg2, swig_type_135 arg3);
-extern swig_intgo _wrap_bitt_schedule_get_raw_54c8327104082537(uintptr_t arg1, swig_type_136 arg2, swig_type_137 arg3);
-extern swig_intgo _wrap_bitt_schedule_delete_raw_54c8327104082537(uintptr_t arg1, swig_type_138 arg2);
+typedef _goslice_ swig_type_139;
+typedef _gostring_ swig_type_140;
+extern void _wrap_Swig_free_raw_36dec5c6be30bb6c(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_raw_36dec5c6be30bb6c(swig_intgo arg1);
+extern void _wrap_bittw_go_rec_take_raw_36dec5c6be30bb6c(swig_type_1 arg1, swig_type_2 arg2);
+extern swig_type_3 _wrap_bittw_go_error_take_raw_36dec5c6be30bb6c(swig_type_4 arg1, swig_type_5 arg2);
+extern swig_intgo _wrap_bittw_go_kv_batch_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_6 arg2, swig_type_7 arg3);
+extern swig_intgo _wrap_bittw_go_tuple_encode_raw_36dec5c6be30bb6c(swig_type_8 arg1, swig_type_9 arg2);
+extern swig_intgo _wrap_bittw_go_tuple_decode_raw_36dec5c6be30bb6c(swig_type_10 arg1, swig_type_11 arg2);
+extern swig_intgo _wrap_bittw_open_raw_36dec5c6be30bb6c(swig_type_12 arg1, swig_voidp arg2);
+extern void _wrap_bittw_close_raw_36dec5c6be30bb6c(uintptr_t arg1);
+extern void _wrap_bittw_free_raw_36dec5c6be30bb6c(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_txn_begin_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_voidp arg2);
+extern void _wrap_bitt_txn_free_raw_36dec5c6be30bb6c(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_pubsub_subscribe_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_13 arg2, swig_voidp arg3);
+extern void _wrap_bitt_pubsub_close_raw_36dec5c6be30bb6c(uintptr_t arg1);
+extern swig_intgo _wrap_bittw_kv_get_many_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_14 arg2, swig_type_15 arg3);
+extern swig_intgo _wrap_bittw_kv_list_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3, swig_type_18 arg4, swig_intgo arg5, swig_intgo arg6, swig_type_19 arg7, swig_type_20 arg8);
+extern swig_intgo _wrap_bittw_queue_enqueue_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_21 arg2, swig_type_22 arg3, swig_intgo arg4, swig_type_23 arg5, swig_intgo arg6, swig_type_24 arg7, swig_voidp arg8);
+extern swig_intgo _wrap_bittw_txn_enqueue_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_25 arg2, swig_type_26 arg3, swig_intgo arg4, swig_type_27 arg5, swig_intgo arg6, swig_type_28 arg7);
+extern swig_intgo _wrap_bittw_queue_dequeue_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_29 arg2, swig_intgo arg3, swig_type_30 arg4, swig_type_31 arg5, swig_type_32 arg6);
+extern swig_intgo _wrap_bittw_queue_stats_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_33 arg2, swig_type_34 arg3);
+extern swig_intgo _wrap_bittw_schedule_list_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_35 arg2);
+extern swig_intgo _wrap_BITT_VERSION_NUMBER_raw_36dec5c6be30bb6c(void);
+extern swig_type_36 _wrap_bitt_version_raw_36dec5c6be30bb6c(void);
+extern swig_intgo _wrap_bitt_version_number_raw_36dec5c6be30bb6c(void);
+extern swig_type_37 _wrap_bitt_strerror_raw_36dec5c6be30bb6c(swig_intgo arg1);
+extern swig_type_38 _wrap_bitt_error_last_raw_36dec5c6be30bb6c(void);
+extern swig_intgo _wrap_bitt_error_last_code_raw_36dec5c6be30bb6c(void);
+extern void _wrap_bitt_error_clear_raw_36dec5c6be30bb6c(void);
+extern swig_intgo _wrap_bitt_store_migrate_raw_36dec5c6be30bb6c(uintptr_t arg1);
+extern swig_type_39 _wrap_bitt_store_backend_raw_36dec5c6be30bb6c(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_clock_set_manual_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_40 arg2);
+extern swig_intgo _wrap_bitt_clock_advance_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_41 arg2);
+extern swig_intgo _wrap_bitt_clock_use_system_raw_36dec5c6be30bb6c(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_clock_now_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_kv_get_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_42 arg2, swig_type_43 arg3);
+extern swig_intgo _wrap_bitt_kv_set_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_44 arg2, swig_type_45 arg3, swig_intgo arg4, swig_type_46 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_delete_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_47 arg2);
+extern swig_intgo _wrap_bitt_kv_add_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_48 arg2, swig_type_49 arg3, swig_intgo arg4, swig_type_50 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_take_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_51 arg2, swig_type_52 arg3);
+extern swig_intgo _wrap_bitt_kv_increment_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_53 arg2, swig_type_54 arg3, swig_type_55 arg4, swig_voidp arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_purge_expired_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_txn_check_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_56 arg2, swig_type_57 arg3);
+extern swig_intgo _wrap_bitt_txn_set_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_58 arg2, swig_type_59 arg3, swig_intgo arg4, swig_type_60 arg5);
+extern swig_intgo _wrap_bitt_txn_delete_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_61 arg2);
+extern swig_intgo _wrap_bitt_txn_sum_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_62 arg2, swig_type_63 arg3);
+extern swig_intgo _wrap_bitt_txn_commit_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_queue_ack_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_64 arg2, swig_type_65 arg3, swig_type_66 arg4);
+extern swig_intgo _wrap_bitt_queue_ack_many_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_67 arg2, swig_type_68 arg3, swig_type_69 arg4);
+extern swig_intgo _wrap_bitt_queue_nack_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_70 arg2, swig_type_71 arg3, swig_type_72 arg4, swig_type_73 arg5, swig_type_74 arg6);
+extern swig_intgo _wrap_bitt_queue_extend_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_75 arg2, swig_type_76 arg3, swig_type_77 arg4, swig_type_78 arg5);
+extern swig_intgo _wrap_bitt_queue_dead_list_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_79 arg2, swig_type_80 arg3, swig_intgo arg4, swig_type_81 arg5);
+extern swig_intgo _wrap_bitt_queue_dead_retry_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_82 arg2, swig_type_83 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_queue_dead_delete_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_84 arg2, swig_type_85 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_lease_acquire_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_86 arg2, swig_type_87 arg3, swig_type_88 arg4, swig_voidp arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_lease_renew_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_89 arg2, swig_type_90 arg3, swig_type_91 arg4, swig_type_92 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_lease_release_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_93 arg2, swig_type_94 arg3, swig_type_95 arg4);
+extern swig_intgo _wrap_bitt_lease_get_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_96 arg2, swig_type_97 arg3, swig_voidp arg4, swig_voidp arg5);
+extern swig_intgo _wrap_bitt_txn_fence_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_98 arg2, swig_type_99 arg3, swig_type_100 arg4);
+extern swig_intgo _wrap_bitt_txn_outbox_append_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_101 arg2, swig_type_102 arg3, swig_intgo arg4);
+extern swig_intgo _wrap_bitt_outbox_append_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_103 arg2, swig_type_104 arg3, swig_intgo arg4, swig_voidp arg5);
+extern swig_intgo _wrap_bitt_outbox_pending_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_105 arg2, swig_intgo arg3, swig_type_106 arg4);
+extern swig_intgo _wrap_bitt_outbox_ack_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_107 arg2, swig_type_108 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_fail_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_109 arg2, swig_type_110 arg3, swig_type_111 arg4, swig_type_112 arg5);
+extern swig_intgo _wrap_bitt_outbox_park_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_113 arg2, swig_type_114 arg3, swig_intgo arg4, swig_type_115 arg5);
+extern swig_intgo _wrap_bitt_outbox_parked_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_116 arg2, swig_intgo arg3, swig_intgo arg4, swig_type_117 arg5);
+extern swig_intgo _wrap_bitt_outbox_retry_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_118 arg2, swig_type_119 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_discard_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_120 arg2, swig_type_121 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_counts_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_122 arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_pubsub_publish_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_123 arg2, swig_type_124 arg3);
+extern swig_intgo _wrap_bitt_pubsub_next_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_125 arg2, swig_type_126 arg3);
+extern swig_intgo _wrap_bitt_budget_take_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_127 arg2, swig_type_128 arg3, swig_type_129 arg4, swig_type_130 arg5, swig_type_131 arg6, swig_voidp arg7);
+extern swig_intgo _wrap_bitt_schedule_upsert_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_132 arg2, swig_type_133 arg3, swig_type_134 arg4, swig_intgo arg5, swig_type_135 arg6);
+extern swig_intgo _wrap_bitt_schedule_claim_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_136 arg2, swig_type_137 arg3);
+extern swig_intgo _wrap_bitt_schedule_get_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_138 arg2, swig_type_139 arg3);
+extern swig_intgo _wrap_bitt_schedule_delete_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_140 arg2);
 #undef intgo
 */
 import "C"
@@ -284,20 +287,20 @@ func swigCopyString(s string) string {
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_raw_54c8327104082537(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_54c8327104082537(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_36dec5c6be30bb6c(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
 func Bittw_go_rec_take(arg1 uint64, arg2 []byte) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_bittw_go_rec_take_raw_54c8327104082537(C.swig_type_1(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)))
+	C._wrap_bittw_go_rec_take_raw_36dec5c6be30bb6c(C.swig_type_1(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -307,9 +310,24 @@ func Bittw_go_error_take(arg1 int64, arg2 []byte) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_bittw_go_error_take_raw_54c8327104082537(C.swig_type_4(_swig_i_0), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_bittw_go_error_take_raw_36dec5c6be30bb6c(C.swig_type_4(_swig_i_0), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+func Bittw_go_kv_batch(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r = (int)(C._wrap_bittw_go_kv_batch_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_6)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_2))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
 	}
 	return swig_r
 }
@@ -318,7 +336,7 @@ func Bittw_go_tuple_encode(arg1 []byte, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_go_tuple_encode_raw_54c8327104082537(*(*C.swig_type_6)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_go_tuple_encode_raw_36dec5c6be30bb6c(*(*C.swig_type_8)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -332,7 +350,7 @@ func Bittw_go_tuple_decode(arg1 []byte, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_go_tuple_decode_raw_54c8327104082537(*(*C.swig_type_8)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_go_tuple_decode_raw_36dec5c6be30bb6c(*(*C.swig_type_10)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -388,7 +406,7 @@ func Bittw_open(arg1 string, arg2 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_open_raw_54c8327104082537(*(*C.swig_type_10)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bittw_open_raw_36dec5c6be30bb6c(*(*C.swig_type_12)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -397,25 +415,25 @@ func Bittw_open(arg1 string, arg2 *uintptr) (_swig_ret int) {
 
 func Bittw_close(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bittw_close_raw_54c8327104082537(C.uintptr_t(_swig_i_0))
+	C._wrap_bittw_close_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0))
 }
 
 func Bittw_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bittw_free_raw_54c8327104082537(C.uintptr_t(_swig_i_0))
+	C._wrap_bittw_free_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_txn_begin(arg1 uintptr, arg2 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_begin_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_txn_begin_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
 func Bitt_txn_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_txn_free_raw_54c8327104082537(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_txn_free_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret int) {
@@ -423,7 +441,7 @@ func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret 
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_subscribe_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_pubsub_subscribe_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -432,7 +450,7 @@ func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret 
 
 func Bitt_pubsub_close(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_pubsub_close_raw_54c8327104082537(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_pubsub_close_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0))
 }
 
 func Bittw_kv_get_many(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
@@ -440,7 +458,7 @@ func Bittw_kv_get_many(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_kv_get_many_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_kv_get_many_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -460,7 +478,7 @@ func Bittw_kv_list(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 []byte, arg5 uin
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_kv_list_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_7))))
+	swig_r = (int)(C._wrap_bittw_kv_list_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_7))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -489,7 +507,7 @@ func Bittw_queue_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_queue_enqueue_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_21(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_6)), C.swig_voidp(_swig_i_7)))
+	swig_r = (int)(C._wrap_bittw_queue_enqueue_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_21)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_23(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_6)), C.swig_voidp(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -511,7 +529,7 @@ func Bittw_txn_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bittw_txn_enqueue_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_23)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_25(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_bittw_txn_enqueue_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_27(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -532,7 +550,7 @@ func Bittw_queue_dequeue(arg1 uintptr, arg2 string, arg3 uint, arg4 int64, arg5 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bittw_queue_dequeue_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_27)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_28(_swig_i_3), C.swig_type_29(_swig_i_4), *(*C.swig_type_30)(unsafe.Pointer(&_swig_i_5))))
+	swig_r = (int)(C._wrap_bittw_queue_dequeue_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_30(_swig_i_3), C.swig_type_31(_swig_i_4), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_5))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -547,7 +565,7 @@ func Bittw_queue_stats(arg1 uintptr, arg2 string, arg3 []uint64) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_queue_stats_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_31)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_queue_stats_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_34)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -561,7 +579,7 @@ func Bittw_schedule_list(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_schedule_list_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_schedule_list_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_35)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -569,19 +587,19 @@ func Bittw_schedule_list(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 }
 
 const BITT_VERSION_MAJOR int = 0
-const BITT_VERSION_MINOR int = 3
+const BITT_VERSION_MINOR int = 4
 const BITT_VERSION_PATCH int = 0
-const BITT_VERSION_STRING string = "0.3.0"
+const BITT_VERSION_STRING string = "0.4.0"
 func _swig_getBITT_VERSION_NUMBER() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_BITT_VERSION_NUMBER_raw_54c8327104082537())
+	swig_r = (int)(C._wrap_BITT_VERSION_NUMBER_raw_36dec5c6be30bb6c())
 	return swig_r
 }
 
 var BITT_VERSION_NUMBER int = _swig_getBITT_VERSION_NUMBER()
 func Bitt_version() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_bitt_version_raw_54c8327104082537()
+	swig_r_p := C._wrap_bitt_version_raw_36dec5c6be30bb6c()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -590,7 +608,7 @@ func Bitt_version() (_swig_ret string) {
 
 func Bitt_version_number() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_bitt_version_number_raw_54c8327104082537())
+	swig_r = (int)(C._wrap_bitt_version_number_raw_36dec5c6be30bb6c())
 	return swig_r
 }
 
@@ -616,7 +634,7 @@ const BITT_ELEASELOST int = -15
 func Bitt_strerror(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_bitt_strerror_raw_54c8327104082537(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_bitt_strerror_raw_36dec5c6be30bb6c(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -625,7 +643,7 @@ func Bitt_strerror(arg1 int) (_swig_ret string) {
 
 func Bitt_error_last() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_bitt_error_last_raw_54c8327104082537()
+	swig_r_p := C._wrap_bitt_error_last_raw_36dec5c6be30bb6c()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -634,12 +652,12 @@ func Bitt_error_last() (_swig_ret string) {
 
 func Bitt_error_last_code() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_bitt_error_last_code_raw_54c8327104082537())
+	swig_r = (int)(C._wrap_bitt_error_last_code_raw_36dec5c6be30bb6c())
 	return swig_r
 }
 
 func Bitt_error_clear() {
-	C._wrap_bitt_error_clear_raw_54c8327104082537()
+	C._wrap_bitt_error_clear_raw_36dec5c6be30bb6c()
 }
 
 const BITT_TUPLE_BYTES int = 1
@@ -650,14 +668,14 @@ const BITT_TUPLE_BOOL int = 5
 func Bitt_store_migrate(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_store_migrate_raw_54c8327104082537(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_store_migrate_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Bitt_store_backend(arg1 uintptr) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_bitt_store_backend_raw_54c8327104082537(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_bitt_store_backend_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -668,7 +686,7 @@ func Bitt_clock_set_manual(arg1 uintptr, arg2 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_set_manual_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_type_38(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_set_manual_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_type_40(_swig_i_1)))
 	return swig_r
 }
 
@@ -676,14 +694,14 @@ func Bitt_clock_advance(arg1 uintptr, arg2 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_advance_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_type_39(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_advance_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_type_41(_swig_i_1)))
 	return swig_r
 }
 
 func Bitt_clock_use_system(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_clock_use_system_raw_54c8327104082537(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_clock_use_system_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -691,7 +709,7 @@ func Bitt_clock_now(arg1 uintptr, arg2 *int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_now_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_now_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -708,7 +726,7 @@ func Bitt_kv_get(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_kv_get_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_40)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_kv_get_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_42)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_43)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -726,7 +744,7 @@ func Bitt_kv_set(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64, a
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_set_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_42)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_43)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_44(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_set_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_44)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_46(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -740,7 +758,7 @@ func Bitt_kv_delete(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_kv_delete_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_kv_delete_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_47)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -755,7 +773,7 @@ func Bitt_kv_add(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64, a
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_add_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_46)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_47)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_48(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_add_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_48)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_49)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_50(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -770,7 +788,7 @@ func Bitt_kv_take(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_kv_take_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_49)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_50)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_kv_take_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_52)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -788,7 +806,7 @@ func Bitt_kv_increment(arg1 uintptr, arg2 []byte, arg3 int64, arg4 int64, arg5 *
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_increment_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1)), C.swig_type_52(_swig_i_2), C.swig_type_53(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_increment_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_53)(unsafe.Pointer(&_swig_i_1)), C.swig_type_54(_swig_i_2), C.swig_type_55(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -800,7 +818,7 @@ func Bitt_kv_purge_expired(arg1 uintptr, arg2 *uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_kv_purge_expired_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_kv_purge_expired_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -809,7 +827,7 @@ func Bitt_txn_check(arg1 uintptr, arg2 []byte, arg3 uint64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_check_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_54)(unsafe.Pointer(&_swig_i_1)), C.swig_type_55(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_check_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_56)(unsafe.Pointer(&_swig_i_1)), C.swig_type_57(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -823,7 +841,7 @@ func Bitt_txn_set(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64) 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_txn_set_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_56)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_57)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_58(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_txn_set_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_58)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_59)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_60(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -837,7 +855,7 @@ func Bitt_txn_delete(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_delete_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_59)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_txn_delete_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_61)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -849,7 +867,7 @@ func Bitt_txn_sum(arg1 uintptr, arg2 []byte, arg3 int64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_sum_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_60)(unsafe.Pointer(&_swig_i_1)), C.swig_type_61(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_sum_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_62)(unsafe.Pointer(&_swig_i_1)), C.swig_type_63(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -860,7 +878,7 @@ func Bitt_txn_commit(arg1 uintptr, arg2 *uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_commit_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_txn_commit_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -875,7 +893,7 @@ func Bitt_queue_ack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_ack_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_62)(unsafe.Pointer(&_swig_i_1)), C.swig_type_63(_swig_i_2), *(*C.swig_type_64)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_ack_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_64)(unsafe.Pointer(&_swig_i_1)), C.swig_type_65(_swig_i_2), *(*C.swig_type_66)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -892,7 +910,7 @@ func Bitt_queue_ack_many(arg1 uintptr, arg2 string, arg3 []byte, arg4 []int32) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_ack_many_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_65)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_66)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_ack_many_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_69)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -913,7 +931,7 @@ func Bitt_queue_nack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5 [
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_queue_nack_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_1)), C.swig_type_69(_swig_i_2), *(*C.swig_type_70)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_71)(unsafe.Pointer(&_swig_i_4)), C.swig_type_72(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_queue_nack_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_70)(unsafe.Pointer(&_swig_i_1)), C.swig_type_71(_swig_i_2), *(*C.swig_type_72)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_73)(unsafe.Pointer(&_swig_i_4)), C.swig_type_74(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -933,7 +951,7 @@ func Bitt_queue_extend(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_extend_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_73)(unsafe.Pointer(&_swig_i_1)), C.swig_type_74(_swig_i_2), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_3)), C.swig_type_76(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_queue_extend_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_1)), C.swig_type_76(_swig_i_2), *(*C.swig_type_77)(unsafe.Pointer(&_swig_i_3)), C.swig_type_78(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -950,7 +968,7 @@ func Bitt_queue_dead_list(arg1 uintptr, arg2 string, arg3 uint64, arg4 uint, arg
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_dead_list_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_77)(unsafe.Pointer(&_swig_i_1)), C.swig_type_78(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_79)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_queue_dead_list_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_79)(unsafe.Pointer(&_swig_i_1)), C.swig_type_80(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_81)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -966,7 +984,7 @@ func Bitt_queue_dead_retry(arg1 uintptr, arg2 string, arg3 uint64, arg4 *uint64)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_dead_retry_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_80)(unsafe.Pointer(&_swig_i_1)), C.swig_type_81(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_dead_retry_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_1)), C.swig_type_83(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -979,7 +997,7 @@ func Bitt_queue_dead_delete(arg1 uintptr, arg2 string, arg3 uint64, arg4 *uint64
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_dead_delete_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_1)), C.swig_type_83(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_dead_delete_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_1)), C.swig_type_85(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -995,7 +1013,7 @@ func Bitt_lease_acquire(arg1 uintptr, arg2 string, arg3 string, arg4 int64, arg5
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_lease_acquire_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_2)), C.swig_type_86(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_lease_acquire_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_86)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_87)(unsafe.Pointer(&_swig_i_2)), C.swig_type_88(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1013,7 +1031,7 @@ func Bitt_lease_renew(arg1 uintptr, arg2 string, arg3 string, arg4 uint64, arg5 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_lease_renew_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_87)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_88)(unsafe.Pointer(&_swig_i_2)), C.swig_type_89(_swig_i_3), C.swig_type_90(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_lease_renew_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_90)(unsafe.Pointer(&_swig_i_2)), C.swig_type_91(_swig_i_3), C.swig_type_92(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1029,7 +1047,7 @@ func Bitt_lease_release(arg1 uintptr, arg2 string, arg3 string, arg4 uint64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_lease_release_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_91)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_92)(unsafe.Pointer(&_swig_i_2)), C.swig_type_93(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_lease_release_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_2)), C.swig_type_95(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1046,7 +1064,7 @@ func Bitt_lease_get(arg1 uintptr, arg2 string, arg3 []byte, arg4 *uint64, arg5 *
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_lease_get_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_lease_get_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_96)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1062,7 +1080,7 @@ func Bitt_txn_fence(arg1 uintptr, arg2 string, arg3 string, arg4 uint64) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_fence_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_96)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_2)), C.swig_type_98(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_fence_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_2)), C.swig_type_100(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1080,7 +1098,7 @@ func Bitt_txn_outbox_append(arg1 uintptr, arg2 string, arg3 []byte, arg4 int) (_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_outbox_append_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_100)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_outbox_append_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1097,7 +1115,7 @@ func Bitt_outbox_append(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 *
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_append_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_outbox_append_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_103)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_104)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1113,7 +1131,7 @@ func Bitt_outbox_pending(arg1 uintptr, arg2 string, arg3 uint, arg4 []byte) (_sw
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_pending_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_103)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_104)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_outbox_pending_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_105)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_106)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1129,7 +1147,7 @@ func Bitt_outbox_ack(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_ack_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_105)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_106)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_ack_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_108)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1146,7 +1164,7 @@ func Bitt_outbox_fail(arg1 uintptr, arg2 string, arg3 uint64, arg4 []byte, arg5 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_fail_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_1)), C.swig_type_108(_swig_i_2), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_3)), C.swig_type_110(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_outbox_fail_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_1)), C.swig_type_110(_swig_i_2), *(*C.swig_type_111)(unsafe.Pointer(&_swig_i_3)), C.swig_type_112(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1163,7 +1181,7 @@ func Bitt_outbox_park(arg1 uintptr, arg2 string, arg3 uint64, arg4 int, arg5 []b
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_park_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_111)(unsafe.Pointer(&_swig_i_1)), C.swig_type_112(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_113)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_outbox_park_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_113)(unsafe.Pointer(&_swig_i_1)), C.swig_type_114(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_115)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1180,7 +1198,7 @@ func Bitt_outbox_parked(arg1 uintptr, arg2 string, arg3 int, arg4 uint, arg5 []b
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_parked_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_114)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_115)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_outbox_parked_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1196,7 +1214,7 @@ func Bitt_outbox_retry(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_retry_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_retry_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_118)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_119)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1212,7 +1230,7 @@ func Bitt_outbox_discard(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_discard_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_118)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_119)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_discard_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_121)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1228,7 +1246,7 @@ func Bitt_outbox_counts(arg1 uintptr, arg2 string, arg3 *uint64, arg4 *uint64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_counts_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_counts_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_122)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1240,7 +1258,7 @@ func Bitt_pubsub_publish(arg1 uintptr, arg2 string, arg3 []byte) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_publish_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_121)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_122)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_pubsub_publish_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_123)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_124)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1255,7 +1273,7 @@ func Bitt_pubsub_next(arg1 uintptr, arg2 int64, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_next_raw_54c8327104082537(C.uintptr_t(_swig_i_0), C.swig_type_123(_swig_i_1), *(*C.swig_type_124)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_pubsub_next_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_type_125(_swig_i_1), *(*C.swig_type_126)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1271,7 +1289,7 @@ func Bitt_budget_take(arg1 uintptr, arg2 string, arg3 int64, arg4 int64, arg5 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bitt_budget_take_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_125)(unsafe.Pointer(&_swig_i_1)), C.swig_type_126(_swig_i_2), C.swig_type_127(_swig_i_3), C.swig_type_128(_swig_i_4), C.swig_type_129(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int)(C._wrap_bitt_budget_take_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_127)(unsafe.Pointer(&_swig_i_1)), C.swig_type_128(_swig_i_2), C.swig_type_129(_swig_i_3), C.swig_type_130(_swig_i_4), C.swig_type_131(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1286,7 +1304,7 @@ func Bitt_schedule_upsert(arg1 uintptr, arg2 string, arg3 int64, arg4 []byte, ar
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_schedule_upsert_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_130)(unsafe.Pointer(&_swig_i_1)), C.swig_type_131(_swig_i_2), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_type_133(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_schedule_upsert_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_1)), C.swig_type_133(_swig_i_2), *(*C.swig_type_134)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_type_135(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1301,7 +1319,7 @@ func Bitt_schedule_claim(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_schedule_claim_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_134)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_135)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_schedule_claim_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_136)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_137)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1316,7 +1334,7 @@ func Bitt_schedule_get(arg1 uintptr, arg2 string, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_schedule_get_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_136)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_137)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_schedule_get_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_138)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_139)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1330,11 +1348,12 @@ func Bitt_schedule_delete(arg1 uintptr, arg2 string) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_schedule_delete_raw_54c8327104082537(C.uintptr_t(_swig_i_0), *(*C.swig_type_138)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_schedule_delete_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_140)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
 	return swig_r
 }
 
+const BITT_BATCH_AT_ONCE int = 64
 

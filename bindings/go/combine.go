@@ -1,0 +1,172 @@
+package bitt
+
+import (
+	"bytes"
+	"encoding/binary"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bitt-dev/bitt/bindings/go/internal/raw"
+)
+
+// Many goroutines calling KV.Get and KV.Set on one Redis store would each
+// hold an OS thread asleep in poll() for its reply (a blocking cgo call),
+// while go-redis parks goroutines on Go's netpoller. Instead their calls
+// are combined: the first caller becomes the leader and makes one cgo call
+// for itself and every call queued meanwhile (bittw_go_kv_batch, which runs
+// them at once with bitt_batch_run, so on Redis their commands share a
+// connection and a round trip); the others park on a channel. When it is
+// done, the leader hands the lead to the first call queued since. A call
+// alone makes its plain cgo call. Every call keeps its own semantics and
+// result: only the transport is shared. Other backends are not combined:
+// their calls do not wait on a socket (memory, SQLite), or a thread each
+// is what lets PostgreSQL calls overlap.
+
+// kvOp is one queued call and its result.
+type kvOp struct {
+	set      bool
+	key, val []byte
+	kind     Kind
+	ttl      int64
+	entry    *Entry
+	version  uint64
+	err      error
+	wake     chan bool // true: lead the next batch; false: done
+}
+
+var kvOps = sync.Pool{New: func() any { return &kvOp{wake: make(chan bool, 1)} }}
+
+// reset clears op (keeping its channel) and pools it.
+func (op *kvOp) reset() {
+	*op = kvOp{wake: op.wake}
+	kvOps.Put(op)
+}
+
+type combiner struct {
+	s       *Store
+	mu      sync.Mutex
+	busy    bool    // a leader is running a batch
+	pending []*kvOp // calls waiting for a leader
+	last    int     // calls in the last batch
+	// the leader's buffers
+	batch   []*kvOp
+	req     []byte
+	scratch []byte
+	// calls that went out in a batch of several, and batches (tests read them)
+	combined atomic.Int64
+	batches  atomic.Int64
+}
+
+// maxBatch bounds one cgo call (the core runs up to BITT_BATCH_AT_ONCE at
+// once and starts the rest as those end).
+const maxBatch = 256
+
+var gatherYields = 4
+
+// do runs op: as the leader (with the calls queued meanwhile), or by
+// waiting for a leader to run it. One batch runs at a time: two in flight
+// measured slower (smaller batches, more threads waking).
+func (c *combiner) do(op *kvOp) {
+	c.mu.Lock()
+	if c.busy {
+		c.pending = append(c.pending, op)
+		c.mu.Unlock()
+		if !<-op.wake {
+			return
+		}
+		// the leader handed its turn over (it took op off pending)
+		c.mu.Lock()
+	} else {
+		c.busy = true
+		// The callers of the last batch, just woken, are about to call
+		// again: let them queue (a few yields at most), or this batch would
+		// be this call alone and theirs would wait for it.
+		for i := 0; i < gatherYields && len(c.pending) < c.last-1; i++ {
+			c.mu.Unlock()
+			runtime.Gosched()
+			c.mu.Lock()
+		}
+	}
+	n := min(len(c.pending), maxBatch-1)
+	c.batch = append(append(c.batch[:0], op), c.pending[:n]...)
+	rest := copy(c.pending, c.pending[n:])
+	clear(c.pending[rest:])
+	c.pending = c.pending[:rest]
+	c.last = len(c.batch)
+	c.mu.Unlock()
+
+	if len(c.batch) == 1 {
+		c.s.KV.direct(op)
+	} else {
+		c.combined.Add(int64(len(c.batch)))
+		c.batches.Add(1)
+		c.run()
+	}
+	for _, o := range c.batch[1:] {
+		o.wake <- false
+	}
+	clear(c.batch)
+
+	c.mu.Lock()
+	if len(c.pending) == 0 {
+		c.busy = false
+	} else {
+		next := c.pending[0]
+		rest := copy(c.pending, c.pending[1:])
+		c.pending[rest] = nil
+		c.pending = c.pending[:rest]
+		next.wake <- true
+	}
+	c.mu.Unlock()
+}
+
+// run makes the one cgo call of a batch and hands each op its result.
+func (c *combiner) run() {
+	batch := c.batch
+	req := c.req[:0]
+	for _, o := range batch {
+		set := uint64(0)
+		if o.set {
+			set = 1
+		}
+		req = binary.NativeEndian.AppendUint64(req, set)
+		req = binary.NativeEndian.AppendUint64(req, uint64(o.kind))
+		req = binary.NativeEndian.AppendUint64(req, uint64(o.ttl))
+		req = binary.NativeEndian.AppendUint64(req, uint64(len(o.key)))
+		req = binary.NativeEndian.AppendUint64(req, uint64(len(o.val)))
+		req = append(req, o.key...)
+		req = append(req, o.val...)
+	}
+	c.req = req
+	if c.scratch == nil {
+		c.scratch = newScratch(64 * 1024)
+	}
+	rc := raw.Bittw_go_kv_batch(c.s.box(), req, c.scratch)
+	body, berr := recordBody(c.scratch)
+	_, err := c.s.status(rc)
+	if err == nil {
+		err = berr
+	}
+	if err != nil {
+		for _, o := range batch {
+			o.err = err
+		}
+		return
+	}
+	if len(body) > 0 && &body[0] == &c.scratch[16] {
+		body = bytes.Clone(body) // entries alias it; the next batch reuses scratch
+	}
+	r := reader{b: body}
+	for _, o := range batch {
+		st := int(r.i64())
+		switch {
+		case st < 0:
+			o.err = &Error{Code: st, Message: string(r.bytes())}
+		case o.set:
+			o.version = r.u64()
+		default:
+			o.entry = r.entry()
+		}
+	}
+}
