@@ -48,7 +48,7 @@ type combiner struct {
 	mu      sync.Mutex
 	busy    bool    // a leader is running a batch
 	pending []*kvOp // calls waiting for a leader
-	last    int     // calls in the last batch
+	peak    int     // see do
 	// the leader's buffers
 	batch   []*kvOp
 	req     []byte
@@ -79,21 +79,29 @@ func (c *combiner) do(op *kvOp) {
 		c.mu.Lock()
 	} else {
 		c.busy = true
-		// The callers of the last batch, just woken, are about to call
-		// again: let them queue (a few yields at most), or this batch would
-		// be this call alone and theirs would wait for it.
-		for i := 0; i < gatherYields && len(c.pending) < c.last-1; i++ {
-			c.mu.Unlock()
-			runtime.Gosched()
-			c.mu.Lock()
-		}
+	}
+	// The callers of the last batches, just woken, are about to call again:
+	// let them queue (a few yields at most), or this batch would go without
+	// them and theirs would wait for it: two cohorts taking turns, a round
+	// trip each.
+	for i := 0; i < gatherYields && len(c.pending) < c.peak-1; i++ {
+		c.mu.Unlock()
+		runtime.Gosched()
+		c.mu.Lock()
 	}
 	n := min(len(c.pending), maxBatch-1)
 	c.batch = append(append(c.batch[:0], op), c.pending[:n]...)
 	rest := copy(c.pending, c.pending[n:])
 	clear(c.pending[rest:])
 	c.pending = c.pending[:rest]
-	c.last = len(c.batch)
+	// peak: the most calls a batch carried lately (down by one a batch):
+	// how many callers to wait for, so that two cohorts that took turns
+	// merge into one batch.
+	if len(c.batch) >= c.peak {
+		c.peak = len(c.batch)
+	} else {
+		c.peak--
+	}
 	c.mu.Unlock()
 
 	if len(c.batch) == 1 {
