@@ -13,15 +13,16 @@ import (
 // Many goroutines calling KV.Get and KV.Set on one Redis store would each
 // hold an OS thread asleep in poll() for its reply (a blocking cgo call),
 // while go-redis parks goroutines on Go's netpoller. Instead their calls
-// are combined: the first caller becomes the leader and makes one cgo call
-// for itself and every call queued meanwhile (bittw_go_kv_batch, which runs
-// them at once with bitt_batch_run, so on Redis their commands share a
-// connection and a round trip); the others park on a channel. When it is
-// done, the leader hands the lead to the first call queued since. A call
-// alone makes its plain cgo call. Every call keeps its own semantics and
-// result: only the transport is shared. Other backends are not combined:
-// their calls do not wait on a socket (memory, SQLite), or a thread each
-// is what lets PostgreSQL calls overlap.
+// are combined: a caller that finds fewer than maxLeaders batches running
+// leads one: one cgo call for itself and the calls queued meanwhile
+// (bittw_go_kv_batch, which runs them at once with bitt_batch_run, so on
+// Redis their commands share a connection and a round trip, and their sets
+// one script call); the others park on a channel. When it is done, a
+// leader hands its turn to the first call queued since. A call alone makes
+// its plain cgo call. Every call keeps its own semantics and result: only
+// the transport is shared. Other backends are not combined: their calls on
+// one store run one at a time anyway (README, "Threads"), and a batch
+// would only add a hop.
 
 // kvOp is one queued call and its result.
 type kvOp struct {
@@ -46,39 +47,49 @@ func (op *kvOp) reset() {
 type combiner struct {
 	s       *Store
 	mu      sync.Mutex
-	busy    bool    // a leader is running a batch
+	leaders int     // batches being run
 	pending []*kvOp // calls waiting for a leader
 	peak    int     // see do
-	// the leader's buffers
-	batch   []*kvOp
-	req     []byte
-	scratch []byte
+	lanes   []*lane // buffers of the leaders, free
 	// calls that went out in a batch of several, and batches (tests read them)
 	combined atomic.Int64
 	batches  atomic.Int64
+}
+
+// lane holds one leader's buffers.
+type lane struct {
+	batch   []*kvOp
+	req     []byte
+	scratch []byte
 }
 
 // maxBatch bounds one cgo call (the core runs up to BITT_BATCH_AT_ONCE at
 // once and starts the rest as those end).
 const maxBatch = 256
 
-var gatherYields = 4
+// gatherYields bounds how long a leader waits for callers (see do).
+const gatherYields = 4
 
-// do runs op: as the leader (with the calls queued meanwhile), or by
-// waiting for a leader to run it. One batch runs at a time: two in flight
-// measured slower (smaller batches, more threads waking).
+// maxLeaders batches run at once, so that the server works on one while
+// the client packs or unpacks another. Measured (BENCH=Redis bench/go/run,
+// 16 goroutines, sets/gets vs go-redis): 1 leader 0.92/1.74, 2: 0.91-1.10/
+// 1.74-2.15, 3: 1.20-1.24/1.58, 4: 1.18/1.48.
+const maxLeaders = 3
+
+// do runs op: as a leader (with the calls queued meanwhile), or by waiting
+// for a leader to run it.
 func (c *combiner) do(op *kvOp) {
 	c.mu.Lock()
-	if c.busy {
+	if c.leaders >= maxLeaders {
 		c.pending = append(c.pending, op)
 		c.mu.Unlock()
 		if !<-op.wake {
 			return
 		}
-		// the leader handed its turn over (it took op off pending)
+		// a leader handed its turn over (it took op off pending)
 		c.mu.Lock()
 	} else {
-		c.busy = true
+		c.leaders++
 	}
 	// The callers of the last batches, just woken, are about to call again:
 	// let them queue (a few yields at most), or this batch would go without
@@ -89,36 +100,43 @@ func (c *combiner) do(op *kvOp) {
 		runtime.Gosched()
 		c.mu.Lock()
 	}
+	var l *lane
+	if k := len(c.lanes); k > 0 {
+		l = c.lanes[k-1]
+		c.lanes = c.lanes[:k-1]
+	} else {
+		l = &lane{}
+	}
 	n := min(len(c.pending), maxBatch-1)
-	c.batch = append(append(c.batch[:0], op), c.pending[:n]...)
+	l.batch = append(append(l.batch[:0], op), c.pending[:n]...)
 	rest := copy(c.pending, c.pending[n:])
 	clear(c.pending[rest:])
 	c.pending = c.pending[:rest]
 	// peak: the most calls a batch carried lately (down by one a batch):
-	// how many callers to wait for, so that two cohorts that took turns
-	// merge into one batch.
-	if len(c.batch) >= c.peak {
-		c.peak = len(c.batch)
+	// how many callers to wait for, so that cohorts that took turns merge.
+	if len(l.batch) >= c.peak {
+		c.peak = len(l.batch)
 	} else {
 		c.peak--
 	}
 	c.mu.Unlock()
 
-	if len(c.batch) == 1 {
+	if len(l.batch) == 1 {
 		c.s.KV.direct(op)
 	} else {
-		c.combined.Add(int64(len(c.batch)))
+		c.combined.Add(int64(len(l.batch)))
 		c.batches.Add(1)
-		c.run()
+		c.run(l)
 	}
-	for _, o := range c.batch[1:] {
+	for _, o := range l.batch[1:] {
 		o.wake <- false
 	}
-	clear(c.batch)
+	clear(l.batch)
 
 	c.mu.Lock()
+	c.lanes = append(c.lanes, l)
 	if len(c.pending) == 0 {
-		c.busy = false
+		c.leaders--
 	} else {
 		next := c.pending[0]
 		rest := copy(c.pending, c.pending[1:])
@@ -130,9 +148,9 @@ func (c *combiner) do(op *kvOp) {
 }
 
 // run makes the one cgo call of a batch and hands each op its result.
-func (c *combiner) run() {
-	batch := c.batch
-	req := c.req[:0]
+func (c *combiner) run(l *lane) {
+	batch := l.batch
+	req := l.req[:0]
 	for _, o := range batch {
 		set := uint64(0)
 		if o.set {
@@ -146,12 +164,12 @@ func (c *combiner) run() {
 		req = append(req, o.key...)
 		req = append(req, o.val...)
 	}
-	c.req = req
-	if c.scratch == nil {
-		c.scratch = newScratch(64 * 1024)
+	l.req = req
+	if l.scratch == nil {
+		l.scratch = newScratch(64 * 1024)
 	}
-	rc := raw.Bittw_go_kv_batch(c.s.box(), req, c.scratch)
-	body, berr := recordBody(c.scratch)
+	rc := raw.Bittw_go_kv_batch(c.s.box(), req, l.scratch)
+	body, berr := recordBody(l.scratch)
 	_, err := c.s.status(rc)
 	if err == nil {
 		err = berr
@@ -162,7 +180,7 @@ func (c *combiner) run() {
 		}
 		return
 	}
-	if len(body) > 0 && &body[0] == &c.scratch[16] {
+	if len(body) > 0 && &body[0] == &l.scratch[16] {
 		body = bytes.Clone(body) // entries alias it; the next batch reuses scratch
 	}
 	r := reader{b: body}
