@@ -12,7 +12,8 @@
  *    read their own message while other tasks ran in between; the sets of
  *    40 tasks go out in a few script calls (core/redis/set_group.c), each
  *    with its own versionstamp, expiry and index entry, and the set the
- *    server refuses (a key of another type) fails alone;
+ *    server refuses (a key of another type) fails alone; a paused server
+ *    fails every set of a group with the timeout, none left waiting;
  *  - PostgreSQL (BITT_TEST_POSTGRES_URL): tasks run one after the other through
  *    the store's pool without deadlock, values exact;
  *  - arguments: NULL fn, n = 0, a nested call from a task, a batch on a
@@ -342,6 +343,40 @@ static void test_redis_sets_of_a_batch_share_a_script_call(void **state)
     bitt_store_close(r.store);
 }
 
+/* A paused server past the store's timeout: every set of the group fails
+ * with the leader's timeout (none is left waiting), and the next batch
+ * succeeds. */
+static void test_redis_group_fails_together_on_timeout(void **state)
+{
+    (void)state;
+    assert_true(g_redis_up);
+    static run r;
+    memset(&r, 0, sizeof r);
+    r.store = open_url("%s?prefix=grpto&timeout=300", g_redis.url);
+    size_t n = 12;
+    assert_int_equal(bitt_batch_run(grouped_setter, &r, n), BITT_OK); /* connects */
+    redisReply *rep = redisCommand(g_raw, "CLIENT PAUSE 1200 WRITE");
+    assert_non_null(rep);
+    freeReplyObject(rep);
+    memset(&r.t, 0, sizeof r.t);
+    assert_int_equal(bitt_batch_run(grouped_setter, &r, n), BITT_OK);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(r.t[i].runs, 1);
+        assert_int_equal(r.t[i].rc, BITT_EBACKEND);
+        if (!strstr(r.t[i].message, "timeout"))
+            fail_msg("set %zu: %s", i, r.t[i].message);
+    }
+    rep = redisCommand(g_raw, "CLIENT UNPAUSE");
+    assert_non_null(rep);
+    freeReplyObject(rep);
+    memset(&r.t, 0, sizeof r.t);
+    assert_int_equal(bitt_batch_run(grouped_setter, &r, n), BITT_OK);
+    for (size_t i = 0; i < n; i++)
+        if (i != 7 && r.t[i].rc != BITT_OK)
+            fail_msg("set %zu after the pause: %d %s", i, r.t[i].rc, r.t[i].message);
+    bitt_store_close(r.store);
+}
+
 /* ---- PostgreSQL ---------------------------------------------------------------------- */
 static void test_postgres_tasks_run_in_turn(void **state)
 {
@@ -376,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_redis_tasks_overlap_on_shared_connections),
         cmocka_unit_test(test_redis_each_task_keeps_its_error),
         cmocka_unit_test(test_redis_sets_of_a_batch_share_a_script_call),
+        cmocka_unit_test(test_redis_group_fails_together_on_timeout),
         cmocka_unit_test(test_postgres_tasks_run_in_turn),
     };
     return cmocka_run_group_tests(tests, NULL, teardown_group);
