@@ -61,7 +61,10 @@ typedef struct batch {
     task *tasks;
     task *ready[BITT_BATCH_AT_ONCE]; /* a ring: each task at most once */
     size_t rhead, rlen;
-    task *cur; /* the running task, NULL on the thread's stack */
+    size_t failed;             /* the lowest i of a task that failed, or n */
+    int failed_rc;             /* its status */
+    bitt__error_state failure; /* and its error */
+    task *cur;                 /* the running task, NULL on the thread's stack */
     bitt__fiber_ctx main;
     bitt__io_hook hook;
     void *main_fake;
@@ -179,7 +182,12 @@ static void task_entry(void)
     __sanitizer_finish_switch_fiber(NULL, &b->main_bottom, &b->main_size);
 #endif
     bitt__error_reset();
-    b->fn(b->arg, t->index);
+    int rc = b->fn(b->arg, t->index);
+    if (rc < 0 && t->index < b->failed) {
+        b->failed = t->index;
+        b->failed_rc = rc;
+        bitt__error_save(&b->failure);
+    }
     t->state = T_DONE;
     to_main(b, t, 1);
     abort(); /* a finished task is never resumed */
@@ -303,7 +311,7 @@ int bitt_batch_run(bitt_batch_fn fn, void *arg, size_t n)
     size_t got = stacks_take(tasks, want);
     if (!got)
         return bitt__fail(BITT_ENOMEM, "batch: cannot map a task stack");
-    batch b = {.fn = fn, .arg = arg, .n = n, .ntasks = got, .tasks = tasks};
+    batch b = {.fn = fn, .arg = arg, .n = n, .ntasks = got, .tasks = tasks, .failed = n};
     b.hook = (bitt__io_hook){.wait = hook_wait,
                              .self = hook_self,
                              .wake = hook_wake,
@@ -321,6 +329,10 @@ int bitt_batch_run(bitt_batch_fn fn, void *arg, size_t n)
     running_batch = NULL;
     bitt__io_hook_set(outer);
     stacks_give(tasks, got);
+    if (b.failed < n) {
+        bitt__error_restore(&b.failure);
+        return b.failed_rc;
+    }
     bitt__error_reset();
     return BITT_OK;
 }

@@ -658,8 +658,9 @@ BITT_API int bitt_schedule_delete(bitt_store *store, const char *key);
 
 /* ---- many calls of one thread at once ----------------------------------- */
 
-/* The i-th of the n tasks of bitt_batch_run. */
-typedef void (*bitt_batch_fn)(void *arg, size_t i);
+/* The i-th of the n tasks of bitt_batch_run: its status (negative: it
+ * failed). */
+typedef int (*bitt_batch_fn)(void *arg, size_t i);
 
 /* Tasks of one bitt_batch_run in progress at once (the next starts when one
  * returns). */
@@ -669,19 +670,22 @@ typedef void (*bitt_batch_fn)(void *arg, size_t i);
  * thread, and returns once every task has returned. Where a task's call
  * waits for the network, the thread runs other tasks meanwhile: the Redis
  * calls of the tasks share connections, so n calls cost about one round
- * trip instead of n. Calls that never wait that way (memory, SQLite,
- * PostgreSQL) run to their end, one task after the other. Each call keeps
- * its own semantics and status; nothing is grouped into a transaction.
+ * trip instead of n, and their lone sets share one script call. Calls that
+ * never wait that way (memory, SQLite, PostgreSQL) run to their end, one
+ * task after the other. Each call keeps its own semantics, versionstamp and
+ * status; nothing is grouped into a transaction.
  *
  * A task runs on a stack of its own (256 KiB). It may call any bitt
  * function but bitt_batch_run, and nothing else that blocks on another
  * task (a lock one holds) or that needs the thread's own stack (a call
  * back into a managed runtime). bitt_error_last() inside a task is the
- * task's own: read it there. The order in which tasks finish is not i's.
+ * task's own. The order in which tasks finish is not i's.
  *
- * BITT_OK once all n ran (their statuses are theirs to record);
- * BITT_EINVAL for a NULL fn; BITT_EUSAGE from inside a task;
- * BITT_ENOMEM when no task stack could be made (then none ran). */
+ * BITT_OK when every task ran and returned a status >= 0. When some
+ * returned a negative one (all still ran): the status of the one with the
+ * lowest i, with the message it had when it returned as bitt_error_last().
+ * BITT_EINVAL for a NULL fn; BITT_EUSAGE from inside a task; BITT_ENOMEM
+ * when no task stack could be made (then none ran). */
 BITT_API int bitt_batch_run(bitt_batch_fn fn, void *arg, size_t n);
 
 #ifdef __cplusplus

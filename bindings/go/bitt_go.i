@@ -221,7 +221,7 @@ typedef struct bittw_go_kvop {
     int64_t ttl;
     const void *key, *value;
     size_t key_len, value_len;
-    int rc;
+    int ran, rc;
     uint64_t version;
     bitt_entry *entry;
     char *message; /* a failure's, malloc'd (NULL: the code's own text) */
@@ -232,15 +232,17 @@ typedef struct bittw_go_kvbatch {
     bittw_go_kvop *ops;
 } bittw_go_kvbatch;
 
-static void bittw_go_kv_task(void *arg, size_t i)
+static int bittw_go_kv_task(void *arg, size_t i)
 {
     bittw_go_kvbatch *b = arg;
     bittw_go_kvop *op = &b->ops[i];
+    op->ran = 1;
     op->rc = op->set ? bitt_kv_set(b->store, op->key, op->key_len, op->value, op->value_len,
                                    op->kind, op->ttl, &op->version)
                      : bitt_kv_get(b->store, op->key, op->key_len, &op->entry);
     if (op->rc < 0)
         op->message = strdup(bitt_error_last());
+    return op->rc;
 }
 
 /* Parses Go's packed requests: per op five uint64 (set, kind, ttl, key
@@ -597,6 +599,10 @@ int bittw_go_kv_batch(bitt_store *store, const void *data, size_t len, bittw_rec
     bittw_go_kv_parse(data, len, ops);
     bittw_go_kvbatch b = {store, ops};
     int rc = bitt_batch_run(bittw_go_kv_task, &b, (size_t)n);
+    /* an op that failed is reported as its own result below; the run
+     * failed only when the ops did not run (no task stack) */
+    if (n > 0 && ops[0].ran)
+        rc = BITT_OK;
     for (long i = 0; i < n; i++) {
         bittw_go_kvop *op = &ops[i];
         if (rc >= 0) {

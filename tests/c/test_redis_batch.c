@@ -63,7 +63,7 @@ static int value_of(char *buf, size_t size, size_t i)
 }
 
 /* Task i: set k<i>, increment "n", read k<i> back. */
-static void writer(void *arg, size_t i)
+static int writer(void *arg, size_t i)
 {
     run *r = arg;
     task_rec *me = &r->t[i];
@@ -86,10 +86,12 @@ static void writer(void *arg, size_t i)
         size_t len = 0;
         const void *v = bitt_entry_value(e, &len);
         if (len != (size_t)vn || memcmp(v, value, len) || bitt_entry_version(e) != version)
-            me->rc = 999;
+            rc = 999; /* not a bitt status: check_writers says which */
+        me->rc = rc;
         bitt_entry_free(e);
     }
     me->end = r->seq++;
+    return rc;
 }
 
 static bitt_store *open_url(const char *fmt, ...)
@@ -147,12 +149,13 @@ static void test_arguments(void **state)
     assert_int_equal(r.seq, 0);
 }
 
-static void nested(void *arg, size_t i)
+static int nested(void *arg, size_t i)
 {
     run *r = arg;
     r->t[i].runs++;
     int rc = bitt_batch_run(writer, r, 1);
     record_failure(&r->t[i], rc);
+    return rc;
 }
 
 static void test_nested_call_is_refused(void **state)
@@ -160,7 +163,8 @@ static void test_nested_call_is_refused(void **state)
     (void)state;
     static run r;
     memset(&r, 0, sizeof r);
-    assert_int_equal(bitt_batch_run(nested, &r, 2), BITT_OK);
+    assert_int_equal(bitt_batch_run(nested, &r, 2), BITT_EUSAGE); /* task 0's */
+    assert_non_null(strstr(bitt_error_last(), "from a running task"));
     for (int i = 0; i < 2; i++) {
         assert_int_equal(r.t[i].runs, 1);
         assert_int_equal(r.t[i].rc, BITT_EUSAGE);
@@ -230,7 +234,7 @@ static void test_redis_tasks_overlap_on_shared_connections(void **state)
 }
 
 /* Odd tasks increment a bytes value (the server refuses); even ones set. */
-static void mixed(void *arg, size_t i)
+static int mixed(void *arg, size_t i)
 {
     run *r = arg;
     task_rec *me = &r->t[i];
@@ -244,6 +248,7 @@ static void mixed(void *arg, size_t i)
         rc = bitt_kv_set(r->store, key, (size_t)kn, "v", 1, BITT_KIND_BYTES, BITT_TTL_NONE, NULL);
     }
     record_failure(me, rc);
+    return rc;
 }
 
 static void test_redis_each_task_keeps_its_error(void **state)
@@ -256,7 +261,9 @@ static void test_redis_each_task_keeps_its_error(void **state)
     assert_int_equal(bitt_kv_set(r.store, "bytes", 5, "x", 1, BITT_KIND_BYTES, BITT_TTL_NONE, NULL),
                      BITT_OK);
     size_t n = 40;
-    assert_int_equal(bitt_batch_run(mixed, &r, n), BITT_OK);
+    /* task 1's failure is the run's, with its message */
+    assert_int_equal(bitt_batch_run(mixed, &r, n), BITT_ENOTCOUNTER);
+    assert_string_equal(bitt_error_last(), r.t[1].message);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(r.t[i].runs, 1);
         if (i % 2) {
@@ -271,7 +278,7 @@ static void test_redis_each_task_keeps_its_error(void **state)
 }
 
 /* Task i sets g<i> (every 5th with a TTL); "bad" holds a plain string. */
-static void grouped_setter(void *arg, size_t i)
+static int grouped_setter(void *arg, size_t i)
 {
     run *r = arg;
     task_rec *me = &r->t[i];
@@ -283,6 +290,7 @@ static void grouped_setter(void *arg, size_t i)
                          i % 5 ? BITT_TTL_NONE : 60000, &version);
     record_failure(me, rc);
     me->start = (int)version; /* the versionstamp, checked below */
+    return rc;
 }
 
 static long long fcall_calls(void)
@@ -309,7 +317,7 @@ static void test_redis_sets_of_a_batch_share_a_script_call(void **state)
     freeReplyObject(rep);
     long long before = fcall_calls();
     size_t n = 40;
-    assert_int_equal(bitt_batch_run(grouped_setter, &r, n), BITT_OK);
+    assert_int_equal(bitt_batch_run(grouped_setter, &r, n), BITT_EBACKEND); /* task 7's */
     long long calls = fcall_calls() - before;
     if (calls < 1 || calls > 4)
         fail_msg("%lld script calls for %zu sets", calls, n);
@@ -359,7 +367,8 @@ static void test_redis_group_fails_together_on_timeout(void **state)
     assert_non_null(rep);
     freeReplyObject(rep);
     memset(&r.t, 0, sizeof r.t);
-    assert_int_equal(bitt_batch_run(grouped_setter, &r, n), BITT_OK);
+    assert_int_equal(bitt_batch_run(grouped_setter, &r, n), BITT_EBACKEND);
+    assert_non_null(strstr(bitt_error_last(), "timeout"));
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(r.t[i].runs, 1);
         assert_int_equal(r.t[i].rc, BITT_EBACKEND);

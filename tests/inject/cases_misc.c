@@ -1,5 +1,5 @@
-/* Injection cases: versions and errors, tuple keys, library buffers and
- * publish/subscribe. */
+/* Injection cases: versions and errors, tuple keys, library buffers,
+ * publish/subscribe and batches. */
 #include <string.h>
 
 #include "inject.h"
@@ -81,7 +81,25 @@ static int call_next(inj_ctx *c)
     return rc;
 }
 
+/* A task of the batch case: reads one of three keys (one absent). */
+static int batch_get(void *arg, size_t i)
+{
+    static const char *const keys[] = {"a", "b", "absent"};
+    bitt_entry *e = NULL;
+    int rc = bitt_kv_get(((inj_ctx *)arg)->store, keys[i], strlen(keys[i]), &e);
+    bitt_entry_free(e);
+    return rc;
+}
+
+/* Three reads as tasks of one thread: a failing one is the run's status,
+ * with its message. */
+static int call_batch(inj_ctx *c)
+{
+    return bitt_batch_run(batch_get, c, 3);
+}
+
 const inj_case inj_misc_cases[] = {
+    {"batch_run", "bitt_batch_run", NULL, call_batch, 0, 0},
     {"info",
      "bitt_version bitt_version_number bitt_strerror bitt_error_clear bitt_error_last "
      "bitt_error_last_code",
