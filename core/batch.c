@@ -16,7 +16,6 @@
  * kept per thread (at most BITT_BATCH_AT_ONCE) and unmapped when the
  * thread exits.
  */
-#define _DEFAULT_SOURCE /* pthread keys with _POSIX_C_SOURCE */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>

@@ -25,6 +25,17 @@ func openT(t testing.TB, url string) *Store {
 	return s
 }
 
+// failOn waits for the workers, then fails the test with the first error
+// they sent.
+func failOn(t *testing.T, wg *sync.WaitGroup, errs chan error) {
+	t.Helper()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
 func goroutineURLs(t *testing.T) map[string]string {
 	urls := map[string]string{"memory": "memory:", "sqlite": "sqlite:" + filepath.Join(t.TempDir(), "g.db")}
 	tag := fmt.Sprintf("g%d", time.Now().UnixNano()%1e9)
@@ -72,11 +83,7 @@ func TestManyGoroutinesOneStore(t *testing.T) {
 					}
 				}(w)
 			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
-			}
+			failOn(t, &wg, errs)
 			e, err := s.KV.Get(ctx, []byte("total"))
 			if err != nil {
 				t.Fatal(err)

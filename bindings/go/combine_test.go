@@ -66,11 +66,7 @@ func TestCombinedKVCallsKeepTheirResults(t *testing.T) {
 			}
 		}(w)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	failOn(t, &wg, errs)
 	if n := s.comb.combined.Load(); n == 0 {
 		t.Fatal("no call went out combined with others")
 	} else {

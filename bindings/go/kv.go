@@ -60,9 +60,7 @@ func (kv *KV) Set(ctx context.Context, key, value []byte, opts ...Option) (uint6
 	}
 	o := collect(opts)
 	if kv.s.comb == nil {
-		var ver uint64
-		_, err := kv.s.status(raw.Bitt_kv_set(kv.s.box(), key, value, int(o.kind), o.ttl, &ver))
-		return ver, err
+		return kv.set(key, value, o.kind, o.ttl)
 	}
 	op := kvOps.Get().(*kvOp)
 	op.set, op.key, op.val, op.kind, op.ttl = true, key, value, o.kind, o.ttl
@@ -72,20 +70,20 @@ func (kv *KV) Set(ctx context.Context, key, value []byte, opts ...Option) (uint6
 	return ver, err
 }
 
+// set is one plain cgo call of bitt_kv_set.
+func (kv *KV) set(key, value []byte, kind Kind, ttl int64) (uint64, error) {
+	var ver uint64
+	_, err := kv.s.status(raw.Bitt_kv_set(kv.s.box(), key, value, int(kind), ttl, &ver))
+	return ver, err
+}
+
 // direct makes a combined call on its own (no other call was queued).
 func (kv *KV) direct(op *kvOp) {
 	if op.set {
-		var ver uint64 // not &op.version: op holds Go pointers
-		_, op.err = kv.s.status(raw.Bitt_kv_set(kv.s.box(), op.key, op.val, int(op.kind), op.ttl, &ver))
-		op.version = ver
+		op.version, op.err = kv.set(op.key, op.val, op.kind, op.ttl)
 		return
 	}
-	_, r, err := kv.s.record(len(op.key), func(scratch []byte) int {
-		return raw.Bitt_kv_get(kv.s.box(), op.key, scratch)
-	})
-	if op.err = err; err == nil {
-		op.entry = r.entry()
-	}
+	op.entry, op.err = kv.getLike(context.Background(), op.key, raw.Bitt_kv_get)
 }
 
 // SetValue writes any value through the shared value mapping (Encode).

@@ -290,10 +290,13 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
      * more on a new connection, within the same deadline. A write is not:
      * it may have been applied. */
     for (int attempt = 0;; attempt++) {
-        if (!conn->c && fiber && conn->connecting &&
-            bitt__rd_pipe_await_connect(conn, fiber, deadline) != 0) {
+        int waited = !conn->c && fiber && conn->connecting
+                         ? bitt__rd_pipe_await_connect(conn, fiber, deadline)
+                         : 0;
+        if (waited) {
             rc = bitt__fail(BITT_EBACKEND, "redis %s: %s: %s", be->where, what,
-                            "no connection in time (timeout; nothing was sent)");
+                            waited == -2 ? "no connection in time (timeout; nothing was sent)"
+                                         : "the wait was cancelled (nothing was sent)");
             break;
         }
         int fresh = !conn->c;

@@ -56,16 +56,19 @@ int bitt__rd_pipe_await_connect(bitt_rd_conn *conn, void *fiber, int64_t deadlin
 {
     bitt_rd_req me = {.fiber = fiber, .next = conn->connect_waiters};
     conn->connect_waiters = &me;
-    int timed_out = 0;
-    while (conn->connecting && !me.done && !timed_out)
-        timed_out = bitt__io_wait(-1, 0, deadline) == 0 && !me.done && conn->connecting;
-    /* still listed when it timed out: nobody may wake a fiber that left */
+    int rc = 0;
+    while (conn->connecting && !me.done && !rc) {
+        int w = bitt__io_wait(-1, 0, deadline);
+        if (w <= 0 && !me.done && conn->connecting)
+            rc = w == 0 ? -2 : -1; /* -1: the wait was cancelled (teardown) */
+    }
+    /* still listed when it left early: nobody may wake a fiber that left */
     for (bitt_rd_req **q = &conn->connect_waiters; *q; q = &(*q)->next)
         if (*q == &me) {
             *q = me.next;
             break;
         }
-    return timed_out ? -2 : 0;
+    return rc;
 }
 
 void bitt__rd_pipe_connect_done(bitt_rd_conn *conn)

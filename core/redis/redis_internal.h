@@ -360,7 +360,8 @@ int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, c
 /* Fails every call waiting on conn with why. */
 void bitt__rd_pipe_break(bitt_rd_conn *conn, const char *why);
 /* A fiber that joined a connection another fiber is connecting waits for
- * that to end: 0 when it ended (conn->c says how), -2 past the deadline. */
+ * that to end: 0 when it ended (conn->c says how), -2 past the deadline,
+ * -1 when its wait was cancelled. */
 int bitt__rd_pipe_await_connect(bitt_rd_conn *conn, void *fiber, int64_t deadline);
 /* The connecting fiber is done (connected or not): wakes those waiting. */
 void bitt__rd_pipe_connect_done(bitt_rd_conn *conn);

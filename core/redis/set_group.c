@@ -18,7 +18,6 @@
  * fiber is being torn down) leaves the group before the leader writes.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "redis_internal.h"
 
