@@ -555,6 +555,11 @@ struct bitt_store {
 #define BITT_MAX_DURATION_MS BITT_DURATION_MAX_MS
 /* BITT_EINVAL unless min <= ms <= BITT_MAX_DURATION_MS. */
 int bitt__check_duration(int64_t ms, int64_t min, const char *what);
+/* URL option spin_us of the network backends (core/io_spin.c): how long
+ * a wait for a reply spins before the thread sleeps. */
+#define BITT_SPIN_DEFAULT_US 200
+#define BITT_SPIN_MAX_US 10000
+
 /* A monotonic clock in ms, for how long a wait has run. */
 int64_t bitt__monotonic_ms(void);
 /* BITT_EUNSUPPORTED naming the backend and the call. */

@@ -55,15 +55,39 @@ static int poll_fd(int fd, short events, int64_t deadline)
     }
 }
 
-int bitt__io_wait(int fd, short events, int64_t deadline)
+static int wait_on_fiber(int fd, short events, int64_t deadline, bitt__io_spin *spin)
 {
-    if (!bitt__io_self())
-        return poll_fd(fd, events, deadline);
     /* Other fibers run while this one waits, and fail on the same
      * thread: the last error is this fiber's again when it resumes. */
     bitt__error_state saved;
     bitt__error_save(&saved);
-    int rc = hook->wait(hook->ctx, fd, events, deadline);
+    int rc = spin && hook->wait_spin ? hook->wait_spin(hook->ctx, fd, events, deadline, spin)
+                                     : hook->wait(hook->ctx, fd, events, deadline);
     bitt__error_restore(&saved);
+    return rc;
+}
+
+int bitt__io_wait(int fd, short events, int64_t deadline)
+{
+    if (!bitt__io_self())
+        return poll_fd(fd, events, deadline);
+    return wait_on_fiber(fd, events, deadline, NULL);
+}
+
+int bitt__io_wait_reply(int fd, int64_t deadline, bitt__io_spin *spin)
+{
+    if (bitt__io_self())
+        return wait_on_fiber(fd, POLLIN, deadline, spin);
+    int64_t budget = fd >= 0 ? bitt__io_spin_begin(spin) : 0;
+    if (budget <= 0)
+        return poll_fd(fd, POLLIN, deadline);
+    int64_t start = bitt__io_now_ns();
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (bitt__io_spin_poll(&p, 1, budget) > 0) {
+        bitt__io_spin_end(spin, 1, 0);
+        return 1;
+    }
+    int rc = poll_fd(fd, POLLIN, deadline);
+    bitt__io_spin_end(spin, 0, rc > 0 ? bitt__io_now_ns() - start : INT64_MAX);
     return rc;
 }

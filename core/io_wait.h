@@ -18,7 +18,32 @@
 #ifndef BITT_IO_WAIT_H
 #define BITT_IO_WAIT_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+struct pollfd;
+
+/* A connection's spin before it blocks for a reply (io_spin.c). Zeroed
+ * with budget_us set: budget_us 0 never spins. */
+typedef struct bitt__io_spin {
+    int32_t budget_us; /* the widest window, us (URL spin_us) */
+    int32_t window_us; /* the current window (0: the start) */
+    uint32_t skip;     /* waits left that block at once, after a miss */
+    uint32_t misses;   /* misses in a row */
+} bitt__io_spin;
+
+/* How long (ns) this wait may spin before it blocks: 0 when it blocks at
+ * once (no budget, or a recent miss; the call counts). */
+int64_t bitt__io_spin_begin(bitt__io_spin *s);
+/* After a spin from bitt__io_spin_begin: hit when the reply came during it;
+ * else waited_ns is how long after the spin's start the reply came (when
+ * the blocking wait ended; INT64_MAX: it never did). */
+void bitt__io_spin_end(bitt__io_spin *s, int hit, int64_t waited_ns);
+/* CLOCK_MONOTONIC in ns. */
+int64_t bitt__io_now_ns(void);
+/* poll(fds, n, 0) again and again, yielding the CPU between looks, until
+ * one is ready (> 0), poll fails (< 0), or budget_ns passes (0). */
+int bitt__io_spin_poll(struct pollfd *fds, size_t n, int64_t budget_ns);
 
 typedef struct bitt__io_hook {
     /* Suspends the running fiber until fd has `events` (POLLIN/POLLOUT),
@@ -35,6 +60,9 @@ typedef struct bitt__io_hook {
      * waits (they were started together): a sender lets them append to
      * the same send first (core/redis/pipe.c). */
     int (*others_ready)(void *ctx);
+    /* Optional: wait, for a reply that may come back soon; the hook may
+     * spin (bitt__io_spin_begin/end with spin) before the thread sleeps. */
+    int (*wait_spin)(void *ctx, int fd, short events, int64_t deadline, bitt__io_spin *spin);
 } bitt__io_hook;
 
 /* Installs (or, with NULL, removes) the calling thread's hook; the struct
@@ -56,6 +84,10 @@ int bitt__io_hooked(void);
  * -1 failure. The thread's last error (bitt_error_last) is the same after
  * as before: other fibers may fail meanwhile. */
 int bitt__io_wait(int fd, short events, int64_t deadline);
+/* bitt__io_wait for a reply on fd (POLLIN) that may come back within
+ * spin's budget: the thread spins before it blocks (io_spin.c). spin may
+ * be NULL (no spin). */
+int bitt__io_wait_reply(int fd, int64_t deadline, bitt__io_spin *spin);
 
 /* The hook's others_ready on a fiber; 0 elsewhere. */
 int bitt__io_others_ready(void);

@@ -167,11 +167,13 @@ typedef struct bitt_store bitt_store;
  *   sqlite:PATH             a SQLite file (created when missing)
  *   sqlite::memory:         a private in-memory SQLite database
  *   postgres://USER:PASSWORD@HOST:PORT/DB   (or postgresql://) PostgreSQL 13+;
- *                           options schema=, table_prefix=, statement_timeout=MS
- *                           and libpq's own (sslmode=, connect_timeout=, ...)
+ *                           options schema=, table_prefix=, statement_timeout=MS,
+ *                           spin_us=US and libpq's own (sslmode=, connect_timeout=, ...)
  *   redis://[USER:PASSWORD@]HOST:PORT/DB and unix:/PATH/redis.sock?db=N
  *                           Redis with maxmemory-policy noeviction; options
- *                           prefix=, timeout=MS, allow_eviction=1
+ *                           prefix=, timeout=MS, allow_eviction=1, pool=N, spin_us=US
+ *   spin_us=US (PostgreSQL, Redis): how long, at most, a wait for a reply spins
+ *                           before the thread sleeps (default 200, 0 never)
  * Options follow as a query string: sqlite:app.db?busy_timeout=2000&table_prefix=app_
  *   max_key_size=N      longest key in bytes (default 2048, at most 65536)
  *   max_value_size=N    largest value in bytes (default 65536, at most 67108864)

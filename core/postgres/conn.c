@@ -106,27 +106,45 @@ static int fail_timeout(bitt_backend *be, int own, const char *what)
 
 enum { IO_OK = 0, IO_TIMEOUT = 1, IO_ERROR = 2 };
 
-/* Waits until the socket is readable (and writable when want_write), or
- * the deadline (monotonic ms) passes. */
-static int wait_socket(PGconn *conn, int want_write, int64_t deadline, int *readable)
+/* Blocks in poll() until p is ready or the deadline (monotonic ms) passes. */
+static int wait_blocking(struct pollfd *p, int64_t deadline, int *readable)
 {
-    struct pollfd pfd = {.fd = PQsocket(conn), .events = POLLIN | (want_write ? POLLOUT : 0)};
-    if (pfd.fd < 0)
-        return IO_ERROR;
     for (;;) {
         int64_t left = deadline - bitt__monotonic_ms();
         if (left <= 0)
             return IO_TIMEOUT;
-        int n = poll(&pfd, 1, left > 1000000 ? 1000000 : (int)left);
+        int n = poll(p, 1, left > 1000000 ? 1000000 : (int)left);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return IO_ERROR;
         if (n == 0)
             continue; /* the loop checks the deadline */
+        *readable = (p->revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+        return IO_OK;
+    }
+}
+
+/* Waits until the socket is readable (and writable when want_write), or
+ * the deadline (monotonic ms) passes. spin (NULL: none): results that may
+ * come back soon; the thread spins before it sleeps (core/io_spin.c). */
+static int wait_socket(PGconn *conn, int want_write, int64_t deadline, int *readable,
+                       bitt__io_spin *spin)
+{
+    struct pollfd pfd = {.fd = PQsocket(conn), .events = POLLIN | (want_write ? POLLOUT : 0)};
+    if (pfd.fd < 0)
+        return IO_ERROR;
+    int64_t budget = want_write ? 0 : bitt__io_spin_begin(spin);
+    int64_t spun_from = budget > 0 ? bitt__io_now_ns() : 0;
+    if (budget > 0 && bitt__io_spin_poll(&pfd, 1, budget) > 0) {
+        bitt__io_spin_end(spin, 1, 0);
         *readable = (pfd.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
         return IO_OK;
     }
+    int rc = wait_blocking(&pfd, deadline, readable);
+    if (budget > 0)
+        bitt__io_spin_end(spin, 0, rc == IO_OK ? bitt__io_now_ns() - spun_from : INT64_MAX);
+    return rc;
 }
 
 /* Sends everything libpq has buffered, reading meanwhile so that neither
@@ -140,7 +158,7 @@ static int flush_all(PGconn *conn, int64_t deadline)
         if (f < 0)
             return IO_ERROR;
         int readable = 0;
-        int rc = wait_socket(conn, 1, deadline, &readable);
+        int rc = wait_socket(conn, 1, deadline, &readable, NULL);
         if (rc != IO_OK)
             return rc;
         if (readable && !PQconsumeInput(conn))
@@ -149,12 +167,13 @@ static int flush_all(PGconn *conn, int64_t deadline)
 }
 
 /* The next result (NULL at the end of a command's results). */
-static int next_result(PGconn *conn, int64_t *deadline, int64_t step_ms, PGresult **out)
+static int next_result(PGconn *conn, int64_t *deadline, int64_t step_ms, bitt__io_spin *spin,
+                       PGresult **out)
 {
     *out = NULL;
     while (PQisBusy(conn)) {
         int readable = 0;
-        int rc = wait_socket(conn, 0, *deadline, &readable);
+        int rc = wait_socket(conn, 0, *deadline, &readable, spin);
         if (rc != IO_OK)
             return rc;
         if (!PQconsumeInput(conn))
@@ -186,7 +205,7 @@ static int exec_params(bitt_backend *be, PGconn *conn, int own, const char *sql,
     int rc = flush_all(conn, deadline);
     int status = BITT_OK, lost = 0;
     PGresult *res = NULL;
-    while (rc == IO_OK && (rc = next_result(conn, &deadline, step, &res)) == IO_OK && res) {
+    while (rc == IO_OK && (rc = next_result(conn, &deadline, step, NULL, &res)) == IO_OK && res) {
         ExecStatusType st = PQresultStatus(res);
         if (status == BITT_OK && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
             if (PQstatus(conn) == CONNECTION_BAD)
@@ -330,7 +349,7 @@ void bitt__pg_rollback(bitt_backend *be)
     int64_t deadline = bitt__monotonic_ms() + step;
     int ok = PQsendQuery(be->conn, "ROLLBACK") && flush_all(be->conn, deadline) == IO_OK;
     PGresult *res;
-    while (ok && (ok = next_result(be->conn, &deadline, step, &res) == IO_OK) && res) {
+    while (ok && (ok = next_result(be->conn, &deadline, step, NULL, &res) == IO_OK) && res) {
         ok = PQresultStatus(res) == PGRES_COMMAND_OK;
         PQclear(res);
     }
@@ -412,7 +431,7 @@ int bitt__pg_run(bitt_backend *be, bitt_pg_step *steps, int n, const char *what)
     /* Each command's result, then a NULL; then the Sync's. */
     for (int k = 0; k < ncmd && io == IO_OK; k++) {
         PGresult *res;
-        if ((io = next_result(c, &deadline, step, &res)) != IO_OK)
+        if ((io = next_result(c, &deadline, step, &be->spin, &res)) != IO_OK)
             break;
         if (!res) {
             io = IO_ERROR;
@@ -440,12 +459,12 @@ int bitt__pg_run(bitt_backend *be, bitt_pg_step *steps, int n, const char *what)
             if (io != IO_OK)
                 break;
         }
-        if ((io = next_result(c, &deadline, step, &res)) == IO_OK && res)
+        if ((io = next_result(c, &deadline, step, &be->spin, &res)) == IO_OK && res)
             PQclear(res); /* a command has one result, then NULL */
     }
     if (io == IO_OK && !plain) {
         PGresult *res;
-        io = next_result(c, &deadline, step, &res);
+        io = next_result(c, &deadline, step, &be->spin, &res);
         if (io == IO_OK && (!res || PQresultStatus(res) != PGRES_PIPELINE_SYNC))
             io = IO_ERROR;
         PQclear(res);

@@ -45,6 +45,7 @@
 #include <pthread.h>
 
 #include "internal.h"
+#include "io_wait.h"
 
 /* The schema version this library writes and understands. */
 #define BITT_PG_SCHEMA_VERSION 1
@@ -171,6 +172,7 @@ struct bitt_backend {
     char channel[32];          /* the NOTIFY channel of this schema + prefix */
     uint64_t ns_seed;          /* seeds lock keys: schema and prefix */
     int64_t statement_timeout; /* ms */
+    bitt__io_spin spin;        /* URL spin_us: before a wait for results blocks */
     /* libpq connection parameters (NULL-terminated arrays), kept to
      * reconnect; password and password_raw (as written in the URL) are
      * redacted from every message. */

@@ -8,6 +8,8 @@
  *   table_prefix=P         prepended to every table name, [A-Za-z0-9_]{0,32}
  *   statement_timeout=MS   bound on every statement (default 30000); also
  *                          idle_in_transaction_session_timeout
+ *   spin_us=US             how long a wait for results spins before it
+ *                          sleeps (default 50, 0 never; core/io_spin.c)
  * and every libpq connection parameter this libpq knows (sslmode,
  * connect_timeout, application_name, target_session_attrs, ...), passed
  * through as given; host, port, dbname, user and password given as options
@@ -223,6 +225,11 @@ static int read_own_options(bitt_url *url, const bitt_limits *limits, bitt_backe
                                  &be->statement_timeout);
     if (rc)
         return rc;
+    int64_t spin;
+    rc = bitt__url_param_int(url, "spin_us", 0, BITT_SPIN_MAX_US, BITT_SPIN_DEFAULT_US, &spin);
+    if (rc)
+        return rc;
+    be->spin.budget_us = (int32_t)spin;
     schema = schema ? schema : "public";
     prefix = prefix ? prefix : "";
     if (!ident_ok(schema, 1, BITT_PG_IDENT_MAX))

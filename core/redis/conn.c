@@ -60,8 +60,8 @@ static int send_all(redisContext *c, const char *cmd, size_t len, int64_t deadli
     return 0;
 }
 
-int bitt__rd_read(redisContext *c, bitt_rd_bound *bound, int64_t deadline, redisReply **out,
-                  const char **why)
+int bitt__rd_read(redisContext *c, bitt_rd_bound *bound, int64_t deadline, bitt__io_spin *spin,
+                  redisReply **out, const char **why)
 {
     *out = NULL;
     for (;;) {
@@ -81,7 +81,7 @@ int bitt__rd_read(redisContext *c, bitt_rd_bound *bound, int64_t deadline, redis
             *why = "the reply is larger than any reply this call expects";
             return -1;
         }
-        int w = bitt__io_wait(c->fd, POLLIN, deadline);
+        int w = bitt__io_wait_reply(c->fd, deadline, spin);
         if (w == 0)
             return 0;
         if (w < 0 || redisBufferRead(c) != REDIS_OK) {
@@ -93,13 +93,13 @@ int bitt__rd_read(redisContext *c, bitt_rd_bound *bound, int64_t deadline, redis
 }
 
 int bitt__rd_roundtrip(redisContext *c, bitt_rd_bound *bound, const char *cmd, size_t len,
-                       int64_t deadline, redisReply **out, const char **why)
+                       int64_t deadline, bitt__io_spin *spin, redisReply **out, const char **why)
 {
     *out = NULL;
     int sent = send_all(c, cmd, len, deadline, why);
     if (sent)
         return sent;
-    int rc = bitt__rd_read(c, bound, deadline, out, why);
+    int rc = bitt__rd_read(c, bound, deadline, spin, out, why);
     if (rc == 0) {
         *why = "no reply in time (timeout; the command may still have been applied)";
         return -2;
@@ -131,7 +131,7 @@ static int setup_command(bitt_backend *be, redisContext *c, bitt_rd_bound *bound
     bound->exceeded = 0;
     redisReply *r = NULL;
     const char *why = NULL;
-    rc = bitt__rd_roundtrip(c, bound, cmd.p, cmd.len, deadline, &r, &why);
+    rc = bitt__rd_roundtrip(c, bound, cmd.p, cmd.len, deadline, NULL, &r, &why);
     bitt__rd_buf_free(&cmd);
     if (rc)
         return setup_fail(be, c, step, why);
@@ -318,8 +318,9 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
             }
         } else {
             bitt__rd_bound_reset(be, &conn->bound, items);
-            io = bitt__rd_roundtrip(conn->c, &conn->bound, conn->out.p, conn->out.len, deadline, &r,
-                                    &why);
+            conn->spin.budget_us = be->spin_us;
+            io = bitt__rd_roundtrip(conn->c, &conn->bound, conn->out.p, conn->out.len, deadline,
+                                    &conn->spin, &r, &why);
         }
         if (!io)
             break;

@@ -182,6 +182,7 @@ typedef struct bitt_rd_conn {
     int connecting;           /* a fiber is connecting it: others joined wait (pipe.c) */
     bitt_rd_req *connect_waiters;
     struct bitt_rd_conn *next_extra; /* the pool's list of piped extra connections */
+    bitt__io_spin spin;              /* before a wait for a reply blocks (io_spin.c) */
 } bitt_rd_conn;
 
 /* Calls on fibers one connection carries at once before another opens.
@@ -215,6 +216,7 @@ struct bitt_backend {
     char where[160];                     /* "127.0.0.1:6379" or the socket path */
     int64_t timeout_ms;
     int allow_eviction;
+    int spin_us; /* URL spin_us: how long a wait for a reply spins first */
     bitt_limits limits;
 
     /* the command connections (pool.c, conn.c). Calls run on several
@@ -394,13 +396,14 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
 int bitt__rd_simple(bitt_backend *be, const char *what, redisReply **out, ...);
 /* Sends a formatted command on c and reads one reply before deadline
  * (bitt__monotonic_ms): 0, -2 on a timeout, -1 on another failure (*why
- * gets a static description and c must be freed). */
+ * gets a static description and c must be freed). spin (may be NULL): the
+ * connection's spin before the wait blocks, for a reply that comes soon. */
 int bitt__rd_roundtrip(redisContext *c, bitt_rd_bound *bound, const char *cmd, size_t len,
-                       int64_t deadline, redisReply **out, const char **why);
+                       int64_t deadline, bitt__io_spin *spin, redisReply **out, const char **why);
 /* Waits until c has a reply or deadline: 1 with *out, 0 on timeout, -1 on
- * failure (*why set). */
-int bitt__rd_read(redisContext *c, bitt_rd_bound *bound, int64_t deadline, redisReply **out,
-                  const char **why);
+ * failure (*why set). spin as for bitt__rd_roundtrip. */
+int bitt__rd_read(redisContext *c, bitt_rd_bound *bound, int64_t deadline, bitt__io_spin *spin,
+                  redisReply **out, const char **why);
 
 /* ---- scripts.c -------------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
  * core/redis/url.c: the Redis store URL and the backend's options.
  *
- *   redis://[user[:password]@]host[:port][/db]?prefix=...&timeout=MS&allow_eviction=1&pool=N
+ *   redis://[user[:password]@]host[:port][/db]?prefix=...&timeout=MS&allow_eviction=1&pool=N&spin_us=US
  *   unix:/path/to/redis.sock?db=N&prefix=...&user=...&password=...
  *
  * The authority is read from the raw (not yet percent-decoded) URL, so a
@@ -183,6 +183,9 @@ int bitt__rd_parse_url(bitt_url *url, bitt_backend *be)
     if (!rc)
         rc = bitt__url_param_int(url, "pool", 1, BITT_RD_POOL_MAX, BITT_RD_DEFAULT_POOL, &v);
     be->pool.size = rc ? 0 : (size_t)v;
+    if (!rc)
+        rc = bitt__url_param_int(url, "spin_us", 0, BITT_SPIN_MAX_US, BITT_SPIN_DEFAULT_US, &v);
+    be->spin_us = rc ? 0 : (int)v;
     return rc;
 }
 

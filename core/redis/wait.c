@@ -71,7 +71,7 @@ static int subscribe(bitt_backend *be, bitt_rd_waiter *w, redisContext **out, in
     const char *why = NULL;
     set_bound(&w->bound);
     if (!rc)
-        rc = bitt__rd_roundtrip(c, &w->bound, cmd.p, cmd.len, deadline, &r, &why);
+        rc = bitt__rd_roundtrip(c, &w->bound, cmd.p, cmd.len, deadline, NULL, &r, &why);
     bitt__rd_buf_free(&cmd);
     int ok = !rc && r->type == REDIS_REPLY_ARRAY;
     if (r)
@@ -93,7 +93,7 @@ static int read_wakeups(redisContext *c, bitt_rd_bound *b, int64_t deadline)
         redisReply *r = NULL;
         const char *why = NULL;
         set_bound(b);
-        int rc = bitt__rd_read(c, b, got ? 0 : deadline, &r, &why);
+        int rc = bitt__rd_read(c, b, got ? 0 : deadline, NULL, &r, &why);
         if (rc < 0)
             return -1;
         if (rc == 0)

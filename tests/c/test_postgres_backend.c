@@ -203,6 +203,8 @@ static void test_url_options(void **state)
     assert_int_equal(open_url(&s, "%s?schema=%s&no_such_option=1", g_url, schema), BITT_EURL);
     expect_message("no_such_option");
     assert_int_equal(open_url(&s, "%s?schema=%s&statement_timeout=0", g_url, schema), BITT_EURL);
+    assert_int_equal(open_url(&s, "%s?schema=%s&spin_us=-5", g_url, schema), BITT_EURL);
+    expect_message("spin_us");
     assert_int_equal(open_url(&s, "%s?schema=%s&max_key_size=4000", g_url, schema), BITT_EURL);
     expect_message("max_key_size");
     assert_int_equal(bitt_store_open("postgres:nothing", &s), BITT_EURL);
@@ -212,7 +214,7 @@ static void test_url_options(void **state)
     char url[1024];
     snprintf(url, sizeof url,
              "postgresql%s?schema=%s&sslmode=disable&connect_timeout=5&"
-             "application_name=bitt_opt_%ld&statement_timeout=10000&table_prefix=app_",
+             "application_name=bitt_opt_%ld&statement_timeout=10000&table_prefix=app_&spin_us=0",
              g_url + 8, schema, (long)getpid());
     assert_int_equal(bitt_store_open(url, &s), BITT_OK);
     assert_string_equal(bitt_store_backend(s), "postgres");

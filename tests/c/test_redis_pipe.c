@@ -140,7 +140,7 @@ static void hook_wake(void *ctx, void *p)
     }
 }
 
-static const bitt__io_hook g_hook = {hook_wait, hook_self, hook_wake, NULL, NULL};
+static const bitt__io_hook g_hook = {.wait = hook_wait, .self = hook_self, .wake = hook_wake};
 
 static void entry(void)
 {

@@ -150,6 +150,9 @@ static void test_url_refusals(void **state)
         "redis://127.0.0.1:6379/0?prefix=a%20b",
         "redis://127.0.0.1:6379/0?timeout=0",
         "redis://127.0.0.1:6379/0?allow_eviction=2",
+        "redis://127.0.0.1:6379/0?spin_us=-1",
+        "redis://127.0.0.1:6379/0?spin_us=10001",
+        "redis://127.0.0.1:6379/0?spin_us=fast",
         "redis://127.0.0.1:6379/0?db=1",
         "redis://127.0.0.1:6379/0?no_such_option=1",
         "redis://u:p%zz@127.0.0.1:6379/0",
@@ -162,6 +165,49 @@ static void test_url_refusals(void **state)
             fail_msg("%s was not refused with BITT_EURL: %s", bad[i], bitt_error_last());
         assert_null(s);
         assert_true(bitt_error_last()[0] != '\0');
+    }
+}
+
+/* The spin before a wait blocks (core/io_spin.c) changes no result: off,
+ * the widest, and the default, each through a server that stops answering
+ * for a while (the spin misses, the wait blocks, the reply still counts). */
+static void test_spin_settings(void **state)
+{
+    (void)state;
+    bitt_store *s = NULL;
+    assert_int_equal(bitt_store_open("redis://127.0.0.1:6379/0?spin_us=10001", &s), BITT_EURL);
+    expect_message("spin_us");
+    const char *extras[] = {"spin_us=0", "spin_us=10000", NULL};
+    for (size_t i = 0; i < 3; i++) {
+        s = open_store(fresh_prefix("spin"), extras[i]);
+        uint64_t last = 0;
+        for (int k = 0; k < 200; k++) {
+            if (k == 100) {
+                /* writes wait 150 ms; a get of the key written before runs on */
+                redisContext *c = raw();
+                freeReplyObject(redisCommand(c, "CLIENT PAUSE 150 WRITE"));
+                redisFree(c);
+            }
+            char key[16], val[16];
+            snprintf(key, sizeof key, "k%d", k % 7);
+            snprintf(val, sizeof val, "v%d", k);
+            uint64_t ver = 0;
+            assert_int_equal(
+                bitt_kv_set(s, key, strlen(key), val, strlen(val), BITT_KIND_BYTES, 0, &ver),
+                BITT_OK);
+            assert_true(ver > last);
+            last = ver;
+            bitt_entry *e = NULL;
+            assert_int_equal(bitt_kv_get(s, key, strlen(key), &e), BITT_OK);
+            assert_non_null(e);
+            size_t len = 0;
+            const void *got = bitt_entry_value(e, &len);
+            assert_int_equal(len, strlen(val));
+            assert_memory_equal(got, val, len);
+            assert_true(bitt_entry_version(e) == ver);
+            bitt_entry_free(e);
+        }
+        bitt_store_close(s);
     }
 }
 
@@ -740,6 +786,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_url_refusals),
+        cmocka_unit_test(test_spin_settings),
         cmocka_unit_test(test_password_never_in_messages),
         cmocka_unit_test(test_eviction_policy),
         cmocka_unit_test(test_out_of_memory),

@@ -167,7 +167,7 @@ static const char *const g_options[] = {
     "password",         "user",           "schema",      "table_prefix", "statement_timeout",
     "prefix",           "timeout",        "db",          "sslmode",      "allow_eviction",
     "max_key_size",     "max_value_size", "queue_lease", "busy_timeout", "queue_backoff",
-    "application_name", "host",           "synchronous"};
+    "application_name", "host",           "synchronous", "spin_us",      "pool"};
 enum { NOPTIONS = sizeof g_options / sizeof *g_options };
 
 static void build(reader *r, text *t)
