@@ -190,3 +190,39 @@ test('a dequeue with a wait: taken on a fiber when there are messages, waited fo
   assert.deepEqual(await a.queue.dequeue('t', { wait: 50 }), []);
   await a.close();
 });
+
+// Before the loop sleeps with a reply due, the scheduler spins on the sockets
+// (spin_us, fibers.hpp): only when the loop has nothing else to do, and it
+// stops at once when any other descriptor of the loop is ready. With each
+// setting: immediates queued meanwhile keep running between the round trips,
+// replies to another client's socket arrive, values are right, and a process
+// whose store is closed exits on its own (the prepare handle holds no loop).
+test('the spin before the loop sleeps leaves immediates, other sockets and exit alone', { skip: !URL_ }, async () => {
+  for (const opts of ['', '&spin_us=0', '&spin_us=10000']) {
+    const a = await bitt.openAsync(urlFor(opts));
+    let immediates = 0;
+    let stop = false;
+    const tick = () => { immediates++; if (!stop) setImmediate(tick); };
+    setImmediate(tick);
+    const pings = [];
+    for (let i = 0; i < 200; i++) {
+      if (i % 4 === 0) pings.push(raw('PING'));
+      await a.kv.set(`k${i % 5}`, `v${i}`);
+      assert.equal((await a.kv.get(`k${i % 5}`)).value, `v${i}`);
+    }
+    stop = true;
+    assert.ok(immediates >= 50, `${opts}: ${immediates} immediates ran during 400 round trips`);
+    assert.deepEqual(await Promise.all(pings), Array(50).fill('+PONG'));
+    await a.close();
+  }
+  const r = await child(`
+    const bitt = require(process.argv[1]);
+    (async () => {
+      const a = await bitt.openAsync(process.argv[2]);
+      for (let i = 0; i < 50; i++) await a.kv.set('x', i);
+      await a.close();
+      process.stdout.write('done');
+    })();`);
+  assert.equal(r.code, 0);
+  assert.equal(r.out, 'done');
+});
