@@ -19,11 +19,19 @@
  * connection block at once, 1, 3, 7, ... up to 1023 of them, so a slow or
  * remote server costs almost no spinning; a reply caught by a spin ends
  * the misses.
+ *
+ * At most half the CPUs (at least one) spin at once in a process, as Go's
+ * scheduler limits its spinning threads: more spinners than that take the
+ * CPUs the server and the threads with work to do need (Node, 4 queue
+ * workers woken together on 2 cores: 20% fewer jobs/s with every waiter
+ * spinning). A wait that finds them all taken sleeps at once.
  */
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "io_wait.h"
@@ -68,15 +76,37 @@ int64_t bitt__io_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static _Atomic int spinners;
+
+int bitt__io_spinners_max(void)
+{
+    static _Atomic int max; /* 0: not known yet */
+    int m = atomic_load_explicit(&max, memory_order_relaxed);
+    if (m == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        m = cpus >= 4 ? (int)(cpus / 2) : 1;
+        atomic_store_explicit(&max, m, memory_order_relaxed);
+    }
+    return m;
+}
+
 int bitt__io_spin_poll(struct pollfd *fds, size_t n, int64_t budget_ns)
 {
+    if (atomic_fetch_add(&spinners, 1) >= bitt__io_spinners_max()) {
+        atomic_fetch_sub(&spinners, 1);
+        return BITT__SPIN_BUSY;
+    }
     int64_t end = bitt__io_now_ns() + budget_ns;
+    int r;
     for (;;) {
-        int r = poll(fds, (nfds_t)n, 0);
+        r = poll(fds, (nfds_t)n, 0);
         if (r != 0 && !(r < 0 && errno == EINTR))
-            return r;
+            break;
+        r = 0;
         if (bitt__io_now_ns() >= end)
-            return 0;
+            break;
         sched_yield();
     }
+    atomic_fetch_sub(&spinners, 1);
+    return r;
 }

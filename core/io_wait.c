@@ -83,11 +83,13 @@ int bitt__io_wait_reply(int fd, int64_t deadline, bitt__io_spin *spin)
         return poll_fd(fd, POLLIN, deadline);
     int64_t start = bitt__io_now_ns();
     struct pollfd p = {.fd = fd, .events = POLLIN};
-    if (bitt__io_spin_poll(&p, 1, budget) > 0) {
+    int spun = bitt__io_spin_poll(&p, 1, budget);
+    if (spun > 0) {
         bitt__io_spin_end(spin, 1, 0);
         return 1;
     }
     int rc = poll_fd(fd, POLLIN, deadline);
-    bitt__io_spin_end(spin, 0, rc > 0 ? bitt__io_now_ns() - start : INT64_MAX);
+    if (spun != BITT__SPIN_BUSY)
+        bitt__io_spin_end(spin, 0, rc > 0 ? bitt__io_now_ns() - start : INT64_MAX);
     return rc;
 }

@@ -42,8 +42,15 @@ void bitt__io_spin_end(bitt__io_spin *s, int hit, int64_t waited_ns);
 /* CLOCK_MONOTONIC in ns. */
 int64_t bitt__io_now_ns(void);
 /* poll(fds, n, 0) again and again, yielding the CPU between looks, until
- * one is ready (> 0), poll fails (< 0), or budget_ns passes (0). */
+ * one is ready (> 0), poll fails (-1), or budget_ns passes (0); or
+ * BITT__SPIN_BUSY at once, without a look: as many threads of the process
+ * spin already as may (then the wait sleeps, and the spin state is left
+ * as it is: no end). */
+#define BITT__SPIN_BUSY (-2)
 int bitt__io_spin_poll(struct pollfd *fds, size_t n, int64_t budget_ns);
+/* How many threads of the process may spin at once: half the CPUs, at
+ * least one. */
+int bitt__io_spinners_max(void);
 
 typedef struct bitt__io_hook {
     /* Suspends the running fiber until fd has `events` (POLLIN/POLLOUT),

@@ -136,13 +136,14 @@ static int wait_socket(PGconn *conn, int want_write, int64_t deadline, int *read
         return IO_ERROR;
     int64_t budget = want_write ? 0 : bitt__io_spin_begin(spin);
     int64_t spun_from = budget > 0 ? bitt__io_now_ns() : 0;
-    if (budget > 0 && bitt__io_spin_poll(&pfd, 1, budget) > 0) {
+    int spun = budget > 0 ? bitt__io_spin_poll(&pfd, 1, budget) : BITT__SPIN_BUSY;
+    if (spun > 0) {
         bitt__io_spin_end(spin, 1, 0);
         *readable = (pfd.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
         return IO_OK;
     }
     int rc = wait_blocking(&pfd, deadline, readable);
-    if (budget > 0)
+    if (spun != BITT__SPIN_BUSY)
         bitt__io_spin_end(spin, 0, rc == IO_OK ? bitt__io_now_ns() - spun_from : INT64_MAX);
     return rc;
 }

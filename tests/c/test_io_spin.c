@@ -7,6 +7,8 @@
  *    misses starts over.
  *  - bitt__io_spin_poll returns as soon as a descriptor is ready (data, or
  *    the peer gone) and 0 when its budget passes with nothing.
+ *  - no more threads spin at once than bitt__io_spinners_max: the next
+ *    finds them busy and does not look; once they are done it spins again.
  *  - bitt__io_wait_reply on the thread's own stack: a reply already there is
  *    a hit; none by the deadline is 0 and a miss; on a fiber it hands the
  *    connection's spin state to the hook's wait_spin, or calls wait when the
@@ -14,12 +16,14 @@
  * No timing assertions: only results and counts.
  */
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -112,6 +116,56 @@ static void test_spin_poll(void **state)
     close(sv[1]);
 }
 
+typedef struct spinner {
+    pthread_t thread;
+    int sv[2];
+    int result;
+} spinner;
+
+static void *spin_long(void *arg)
+{
+    spinner *sp = arg;
+    struct pollfd p = {.fd = sp->sv[0], .events = POLLIN};
+    do /* the test's own looks may hold the slot a moment */
+        sp->result = bitt__io_spin_poll(&p, 1, 60 * 1000000000LL); /* until released */
+    while (sp->result == BITT__SPIN_BUSY);
+    return NULL;
+}
+
+static void test_spinners_bounded(void **state)
+{
+    (void)state;
+    int max = bitt__io_spinners_max();
+    assert_true(max >= 1);
+    spinner *sp = calloc((size_t)max, sizeof *sp);
+    assert_non_null(sp);
+    for (int i = 0; i < max; i++) {
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp[i].sv), 0);
+        assert_int_equal(pthread_create(&sp[i].thread, NULL, spin_long, &sp[i]), 0);
+    }
+    int quiet[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, quiet), 0);
+    struct pollfd q = {.fd = quiet[0], .events = POLLIN};
+    /* once every spinner is in: busy (bounded: the spinners wait a minute) */
+    int busy = 0;
+    for (int tries = 0; tries < 20000 && !busy; tries++) {
+        busy = bitt__io_spin_poll(&q, 1, 100000) == BITT__SPIN_BUSY;
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL); /* lets a spinner in */
+    }
+    assert_true(busy);
+    for (int i = 0; i < max; i++) {
+        assert_int_equal(write(sp[i].sv[1], "x", 1), 1);
+        assert_int_equal(pthread_join(sp[i].thread, NULL), 0);
+        assert_int_equal(sp[i].result, 1); /* each saw its own reply */
+        close(sp[i].sv[0]);
+        close(sp[i].sv[1]);
+    }
+    assert_int_equal(bitt__io_spin_poll(&q, 1, 1000000), 0); /* a slot again */
+    close(quiet[0]);
+    close(quiet[1]);
+    free(sp);
+}
+
 static void test_wait_reply_on_thread(void **state)
 {
     (void)state;
@@ -196,6 +250,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_policy),
         cmocka_unit_test(test_spin_poll),
+        cmocka_unit_test(test_spinners_bounded),
         cmocka_unit_test(test_wait_reply_on_thread),
         cmocka_unit_test(test_wait_reply_on_fiber),
     };

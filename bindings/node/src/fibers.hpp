@@ -436,7 +436,10 @@ class BittwFibers {
             return;
         pfd[n] = {uv_backend_fd(s->loop_), POLLIN, 0}; /* any other I/O of the loop */
         int64_t from = bitt__io_now_ns();
-        int hit = bitt__io_spin_poll(pfd, n + 1, budget) > 0;
+        int spun = bitt__io_spin_poll(pfd, n + 1, budget);
+        if (spun == BITT__SPIN_BUSY)
+            return; /* other threads of the process spin: the loop sleeps */
+        int hit = spun > 0;
         for (size_t i = 0; i < n; i++) {
             if (hit)
                 bitt__io_spin_end(spinning[i]->spin, 1, 0);
