@@ -49,8 +49,10 @@ typedef struct task {
     int fd;
     short events;
     int64_t deadline;
-    int result; /* what the suspended wait returns */
-    void *fake; /* ASan's fake stack while switched away */
+    bitt__io_spin *spin; /* a wait for a reply that may come soon (io_spin.c) */
+    int64_t spun_from;   /* its spin missed: when it began (ns) */
+    int result;          /* what the suspended wait returns */
+    void *fake;          /* ASan's fake stack while switched away */
 } task;
 
 typedef struct batch {
@@ -209,6 +211,19 @@ static int hook_wait(void *ctx, int fd, short events, int64_t deadline)
     return t->result;
 }
 
+static int hook_wait_spin(void *ctx, int fd, short events, int64_t deadline, bitt__io_spin *spin)
+{
+    task *t = ((batch *)ctx)->cur;
+    t->spin = spin;
+    t->spun_from = 0;
+    int rc = hook_wait(ctx, fd, events, deadline);
+    if (t->spun_from) /* its spin missed: how late the reply was */
+        bitt__io_spin_end(spin, 0, rc == 1 ? bitt__io_now_ns() - t->spun_from : INT64_MAX);
+    t->spin = NULL;
+    t->spun_from = 0;
+    return rc;
+}
+
 static void *hook_self(void *ctx)
 {
     return ((batch *)ctx)->cur;
@@ -256,6 +271,38 @@ static void run_turn(batch *b)
     }
 }
 
+/* Before the batch sleeps: a spin while replies are due soon (io_spin.c),
+ * with the widest window of the waiting tasks'. > 0 something is ready,
+ * 0 not, -1 poll failed. A task whose spin missed learns how late its
+ * reply was when its wait ends (hook_wait_spin). */
+static int spin_first(task **who, struct pollfd *fds, size_t n)
+{
+    int64_t budget = 0;
+    int spins[BITT_BATCH_AT_ONCE];
+    for (size_t i = 0; i < n; i++) {
+        task *t = who[i];
+        int64_t w = t->spin && !t->spun_from && t->fd >= 0 && (t->events & POLLIN)
+                        ? bitt__io_spin_begin(t->spin)
+                        : 0;
+        spins[i] = w > 0;
+        budget = w > budget ? w : budget;
+    }
+    if (!budget)
+        return 0;
+    int64_t from = bitt__io_now_ns();
+    int rc = bitt__io_spin_poll(fds, n, budget);
+    if (rc == BITT__SPIN_BUSY)
+        return 0; /* did not spin: nothing to learn */
+    for (size_t i = 0; i < n; i++)
+        if (spins[i]) {
+            if (rc != 0)
+                bitt__io_spin_end(who[i]->spin, 1, 0);
+            else
+                who[i]->spun_from = from;
+        }
+    return rc;
+}
+
 /* Readies the waiting tasks whose socket is ready or deadline passed;
  * block: waits for the first of them, else only looks (tasks are ready to
  * run, but a task that yields each turn must not starve the others). */
@@ -277,10 +324,13 @@ static void poll_waiting(batch *b, int block)
     }
     if (!n || (!block && !sockets && first > bitt__monotonic_ms()))
         return; /* nothing a look could change */
-    int64_t left = block ? first - bitt__monotonic_ms() : 0;
-    if (left < 0)
-        left = 0;
-    int rc = poll(fds, (nfds_t)n, left > 60000 ? 60000 : (int)left);
+    int rc = block ? spin_first(who, fds, n) : 0;
+    if (rc == 0) {
+        int64_t left = block ? first - bitt__monotonic_ms() : 0;
+        if (left < 0)
+            left = 0;
+        rc = poll(fds, (nfds_t)n, left > 60000 ? 60000 : (int)left);
+    }
     if (rc < 0 && errno != EINTR) {
         for (size_t i = 0; i < n; i++)
             make_ready(b, who[i], -1); /* each call fails on its own */
@@ -315,7 +365,8 @@ int bitt_batch_run(bitt_batch_fn fn, void *arg, size_t n)
                              .self = hook_self,
                              .wake = hook_wake,
                              .ctx = &b,
-                             .others_ready = hook_others_ready};
+                             .others_ready = hook_others_ready,
+                             .wait_spin = hook_wait_spin};
     const bitt__io_hook *outer = bitt__io_hook_get();
     bitt__io_hook_set(&b.hook);
     running_batch = &b;

@@ -13,6 +13,9 @@
  *    a hit; none by the deadline is 0 and a miss; on a fiber it hands the
  *    connection's spin state to the hook's wait_spin, or calls wait when the
  *    hook has none.
+ *  - in bitt_batch_run (core/batch.c): a task whose reply another task
+ *    sends is a hit; one whose reply never comes is a miss, learnt when its
+ *    wait ends.
  * No timing assertions: only results and counts.
  */
 #include <poll.h>
@@ -28,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "bitt.h"
 #include "internal.h"
 #include "io_wait.h"
 
@@ -245,6 +249,42 @@ static void test_wait_reply_on_fiber(void **state)
     bitt__io_hook_set(NULL);
 }
 
+typedef struct batch_case {
+    int quiet[2], fed[2];
+    bitt__io_spin quiet_spin, fed_spin;
+    int quiet_rc, fed_rc;
+} batch_case;
+
+static int batch_task(void *arg, size_t i)
+{
+    batch_case *c = arg;
+    if (i == 0) /* nothing ever comes */
+        c->quiet_rc = bitt__io_wait_reply(c->quiet[0], bitt__monotonic_ms() + 5, &c->quiet_spin);
+    else if (i == 1) /* task 2 sends the reply */
+        c->fed_rc = bitt__io_wait_reply(c->fed[0], bitt__monotonic_ms() + 5000, &c->fed_spin);
+    else if (write(c->fed[1], "x", 1) != 1)
+        return BITT_EBACKEND;
+    return BITT_OK;
+}
+
+static void test_batch_spins(void **state)
+{
+    (void)state;
+    batch_case c = {.quiet_spin = {.budget_us = 200}, .fed_spin = {.budget_us = 200, .misses = 3}};
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, c.quiet), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, c.fed), 0);
+    assert_int_equal(bitt_batch_run(batch_task, &c, 3), BITT_OK);
+    assert_int_equal(c.quiet_rc, 0);
+    assert_int_equal(c.quiet_spin.misses, 1);
+    assert_int_equal(c.quiet_spin.skip, 1);
+    assert_int_equal(c.fed_rc, 1);
+    assert_int_equal(c.fed_spin.misses, 0); /* a hit ends earlier misses */
+    close(c.quiet[0]);
+    close(c.quiet[1]);
+    close(c.fed[0]);
+    close(c.fed[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_spinners_bounded),
         cmocka_unit_test(test_wait_reply_on_thread),
         cmocka_unit_test(test_wait_reply_on_fiber),
+        cmocka_unit_test(test_batch_spins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
