@@ -26,6 +26,9 @@
  * workers woken together on 2 cores: 20% fewer jobs/s with every waiter
  * spinning). A wait that finds them all taken sleeps at once.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity: the CPUs this process may run on */
+#endif
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
@@ -84,6 +87,11 @@ int bitt__io_spinners_max(void)
     int m = atomic_load_explicit(&max, memory_order_relaxed);
     if (m == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef __linux__
+        cpu_set_t set; /* taskset, cpusets: fewer than the machine has */
+        if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+            cpus = CPU_COUNT(&set);
+#endif
         m = cpus >= 4 ? (int)(cpus / 2) : 1;
         atomic_store_explicit(&max, m, memory_order_relaxed);
     }
