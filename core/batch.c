@@ -217,8 +217,7 @@ static int hook_wait_spin(void *ctx, int fd, short events, int64_t deadline, bit
     t->spin = spin;
     t->spun_from = 0;
     int rc = hook_wait(ctx, fd, events, deadline);
-    if (t->spun_from) /* its spin missed: how late the reply was */
-        bitt__io_spin_end(spin, 0, rc == 1 ? bitt__io_now_ns() - t->spun_from : INT64_MAX);
+    bitt__io_spin_missed(spin, t->spun_from, rc == 1); /* after a missed spin */
     t->spin = NULL;
     t->spun_from = 0;
     return rc;
@@ -271,35 +270,21 @@ static void run_turn(batch *b)
     }
 }
 
-/* Before the batch sleeps: a spin while replies are due soon (io_spin.c),
- * with the widest window of the waiting tasks'. > 0 something is ready,
- * 0 not, -1 poll failed. A task whose spin missed learns how late its
- * reply was when its wait ends (hook_wait_spin). */
+/* Before the batch sleeps: a spin while replies are due soon (io_spin.c).
+ * A task whose spin missed learns how late its reply was when its wait
+ * ends (hook_wait_spin). */
 static int spin_first(task **who, struct pollfd *fds, size_t n)
 {
-    int64_t budget = 0;
-    int spins[BITT_BATCH_AT_ONCE];
+    bitt__io_spin *spins[BITT_BATCH_AT_ONCE];
     for (size_t i = 0; i < n; i++) {
         task *t = who[i];
-        int64_t w = t->spin && !t->spun_from && t->fd >= 0 && (t->events & POLLIN)
-                        ? bitt__io_spin_begin(t->spin)
-                        : 0;
-        spins[i] = w > 0;
-        budget = w > budget ? w : budget;
+        spins[i] = !t->spun_from && t->fd >= 0 && (t->events & POLLIN) ? t->spin : NULL;
     }
-    if (!budget)
-        return 0;
-    int64_t from = bitt__io_now_ns();
-    int rc = bitt__io_spin_poll(fds, n, budget);
-    if (rc == BITT__SPIN_BUSY)
-        return 0; /* did not spin: nothing to learn */
+    int64_t from;
+    int rc = bitt__io_spin_several(spins, n, fds, n, &from);
     for (size_t i = 0; i < n; i++)
-        if (spins[i]) {
-            if (rc != 0)
-                bitt__io_spin_end(who[i]->spin, 1, 0);
-            else
-                who[i]->spun_from = from;
-        }
+        if (spins[i])
+            who[i]->spun_from = from;
     return rc;
 }
 

@@ -79,6 +79,41 @@ int64_t bitt__io_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int bitt__io_spin_several(bitt__io_spin **spins, size_t n, struct pollfd *fds, size_t nfds,
+                          int64_t *from)
+{
+    *from = 0;
+    int64_t budget = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t w = bitt__io_spin_begin(spins[i]);
+        if (w <= 0)
+            spins[i] = NULL;
+        budget = w > budget ? w : budget;
+    }
+    if (!budget)
+        return 0;
+    int64_t start = bitt__io_now_ns();
+    int rc = bitt__io_spin_poll(fds, nfds, budget);
+    for (size_t i = 0; i < n; i++) {
+        if (!spins[i] || rc == BITT__SPIN_BUSY) {
+            spins[i] = NULL; /* did not spin: nothing to learn */
+        } else if (rc > 0) {
+            bitt__io_spin_end(spins[i], 1, 0);
+            spins[i] = NULL;
+        }
+    }
+    if (rc == BITT__SPIN_BUSY)
+        return 0;
+    *from = start;
+    return rc;
+}
+
+void bitt__io_spin_missed(bitt__io_spin *s, int64_t from, int ready)
+{
+    if (s && from)
+        bitt__io_spin_end(s, 0, ready ? bitt__io_now_ns() - from : INT64_MAX);
+}
+
 static _Atomic int spinners;
 
 int bitt__io_spinners_max(void)

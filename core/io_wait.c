@@ -78,18 +78,11 @@ int bitt__io_wait_reply(int fd, int64_t deadline, bitt__io_spin *spin)
 {
     if (bitt__io_self())
         return wait_on_fiber(fd, POLLIN, deadline, spin);
-    int64_t budget = fd >= 0 ? bitt__io_spin_begin(spin) : 0;
-    if (budget <= 0)
-        return poll_fd(fd, POLLIN, deadline);
-    int64_t start = bitt__io_now_ns();
     struct pollfd p = {.fd = fd, .events = POLLIN};
-    int spun = bitt__io_spin_poll(&p, 1, budget);
-    if (spun > 0) {
-        bitt__io_spin_end(spin, 1, 0);
+    int64_t from = 0;
+    if (fd >= 0 && bitt__io_spin_several(&spin, 1, &p, 1, &from) > 0)
         return 1;
-    }
     int rc = poll_fd(fd, POLLIN, deadline);
-    if (spun != BITT__SPIN_BUSY)
-        bitt__io_spin_end(spin, 0, rc > 0 ? bitt__io_now_ns() - start : INT64_MAX);
+    bitt__io_spin_missed(spin, from, rc > 0);
     return rc;
 }

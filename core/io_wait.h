@@ -52,6 +52,20 @@ int bitt__io_spin_poll(struct pollfd *fds, size_t n, int64_t budget_ns);
  * least one. */
 int bitt__io_spinners_max(void);
 
+/* The spin before waits for replies block, for one wait or several whose
+ * sockets are among fds[0..nfds): spins[i] is a wait's state, or NULL.
+ * Spins for the widest window of theirs until one of fds is ready: > 0
+ * when one is (a hit for each that spun), 0 when none is by then or none
+ * spun (no window, or the spinning slots were all taken), -1 when poll
+ * failed. On return spins[i] is still set only for a wait whose spin
+ * missed; *from is when the spin began, for bitt__io_spin_missed once the
+ * wait ends. */
+int bitt__io_spin_several(bitt__io_spin **spins, size_t n, struct pollfd *fds, size_t nfds,
+                          int64_t *from);
+/* The wait after a missed spin (s from bitt__io_spin_several, begun at
+ * from) ended: ready when its reply came. A no-op for NULL s or from 0. */
+void bitt__io_spin_missed(bitt__io_spin *s, int64_t from, int ready);
+
 typedef struct bitt__io_hook {
     /* Suspends the running fiber until fd has `events` (POLLIN/POLLOUT),
      * it is woken, or deadline (bitt__monotonic_ms) passes: 1 ready or

@@ -25,10 +25,21 @@ func openT(t testing.TB, url string) *Store {
 	return s
 }
 
-// failOn waits for the workers, then fails the test with the first error
-// they sent.
-func failOn(t *testing.T, wg *sync.WaitGroup, errs chan error) {
+// runWorkers runs body(w) in n goroutines, waits for them all, then fails
+// the test with the first error one returned.
+func runWorkers(t *testing.T, n int, body func(w int) error) {
 	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			if err := body(w); err != nil {
+				errs <- fmt.Errorf("worker %d: %w", w, err)
+			}
+		}(w)
+	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -54,36 +65,26 @@ func TestManyGoroutinesOneStore(t *testing.T) {
 			s := openT(t, url)
 			ctx := context.Background()
 			const workers, each = 16, 40
-			var wg sync.WaitGroup
-			errs := make(chan error, workers)
-			for w := 0; w < workers; w++ {
-				wg.Add(1)
-				go func(w int) {
-					defer wg.Done()
-					for i := 0; i < each; i++ {
-						key := []byte(fmt.Sprintf("w%d/%d", w, i))
-						val := []byte(fmt.Sprintf("value %d %d", w, i))
-						if _, err := s.KV.Set(ctx, key, val); err != nil {
-							errs <- err
-							return
-						}
-						e, err := s.KV.Get(ctx, key)
-						if err != nil || e == nil || string(e.Value) != string(val) {
-							errs <- fmt.Errorf("get %s: %v %v", key, e, err)
-							return
-						}
-						if _, err := s.KV.Increment(ctx, []byte("total"), 1); err != nil {
-							errs <- err
-							return
-						}
-						if _, err := s.Queue.Enqueue(ctx, "jobs", val); err != nil {
-							errs <- err
-							return
-						}
+			runWorkers(t, workers, func(w int) error {
+				for i := 0; i < each; i++ {
+					key := []byte(fmt.Sprintf("w%d/%d", w, i))
+					val := []byte(fmt.Sprintf("value %d %d", w, i))
+					if _, err := s.KV.Set(ctx, key, val); err != nil {
+						return err
 					}
-				}(w)
-			}
-			failOn(t, &wg, errs)
+					e, err := s.KV.Get(ctx, key)
+					if err != nil || e == nil || string(e.Value) != string(val) {
+						return fmt.Errorf("get %s: %v %v", key, e, err)
+					}
+					if _, err := s.KV.Increment(ctx, []byte("total"), 1); err != nil {
+						return err
+					}
+					if _, err := s.Queue.Enqueue(ctx, "jobs", val); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
 			e, err := s.KV.Get(ctx, []byte("total"))
 			if err != nil {
 				t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -30,43 +29,32 @@ func TestCombinedKVCallsKeepTheirResults(t *testing.T) {
 	}
 	ctx := context.Background()
 	const workers, each = 32, 150
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			fail := func(format string, a ...any) { errs <- fmt.Errorf("worker %d: "+format, append([]any{w}, a...)...) }
-			var last uint64
-			for i := 0; i < each; i++ {
-				key := []byte(fmt.Sprintf("w%02d", w))
-				val := bytes.Repeat([]byte{byte('a' + i%26)}, 1+(w*37+i)%300)
-				ver, err := s.KV.Set(ctx, key, val, WithKind(KindBytes), TTL(time.Hour))
-				if err != nil || ver <= last {
-					fail("set %d: version %d after %d, %v", i, ver, last, err)
-					return
-				}
-				last = ver
-				e, err := s.KV.Get(ctx, key)
-				if err != nil || e == nil || !bytes.Equal(e.Value, val) || e.Version != ver ||
-					e.Kind != KindBytes || e.ExpiresAt == 0 || string(e.Key) != string(key) {
-					fail("get %d: %+v, %v (want version %d)", i, e, err, ver)
-					return
-				}
-				// a refused call among the others fails alone, with its message
-				if _, err := s.KV.Set(ctx, key, val, WithKind(Kind(99))); !errors.Is(err, ErrInvalid) ||
-					!strings.Contains(err.Error(), "kind") {
-					fail("set with kind 99: %v", err)
-					return
-				}
-				if e, err := s.KV.Get(ctx, []byte(fmt.Sprintf("absent%d", w))); e != nil || err != nil {
-					fail("get of an absent key: %+v, %v", e, err)
-					return
-				}
+	runWorkers(t, workers, func(w int) error {
+		var last uint64
+		for i := 0; i < each; i++ {
+			key := []byte(fmt.Sprintf("w%02d", w))
+			val := bytes.Repeat([]byte{byte('a' + i%26)}, 1+(w*37+i)%300)
+			ver, err := s.KV.Set(ctx, key, val, WithKind(KindBytes), TTL(time.Hour))
+			if err != nil || ver <= last {
+				return fmt.Errorf("set %d: version %d after %d, %v", i, ver, last, err)
 			}
-		}(w)
-	}
-	failOn(t, &wg, errs)
+			last = ver
+			e, err := s.KV.Get(ctx, key)
+			if err != nil || e == nil || !bytes.Equal(e.Value, val) || e.Version != ver ||
+				e.Kind != KindBytes || e.ExpiresAt == 0 || string(e.Key) != string(key) {
+				return fmt.Errorf("get %d: %+v, %v (want version %d)", i, e, err, ver)
+			}
+			// a refused call among the others fails alone, with its message
+			if _, err := s.KV.Set(ctx, key, val, WithKind(Kind(99))); !errors.Is(err, ErrInvalid) ||
+				!strings.Contains(err.Error(), "kind") {
+				return fmt.Errorf("set with kind 99: %v", err)
+			}
+			if e, err := s.KV.Get(ctx, []byte(fmt.Sprintf("absent%d", w))); e != nil || err != nil {
+				return fmt.Errorf("get of an absent key: %+v, %v", e, err)
+			}
+		}
+		return nil
+	})
 	if n := s.comb.combined.Load(); n == 0 {
 		t.Fatal("no call went out combined with others")
 	} else {

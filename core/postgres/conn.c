@@ -134,17 +134,15 @@ static int wait_socket(PGconn *conn, int want_write, int64_t deadline, int *read
     struct pollfd pfd = {.fd = PQsocket(conn), .events = POLLIN | (want_write ? POLLOUT : 0)};
     if (pfd.fd < 0)
         return IO_ERROR;
-    int64_t budget = want_write ? 0 : bitt__io_spin_begin(spin);
-    int64_t spun_from = budget > 0 ? bitt__io_now_ns() : 0;
-    int spun = budget > 0 ? bitt__io_spin_poll(&pfd, 1, budget) : BITT__SPIN_BUSY;
-    if (spun > 0) {
-        bitt__io_spin_end(spin, 1, 0);
+    int64_t from;
+    if (want_write)
+        spin = NULL;
+    if (bitt__io_spin_several(&spin, 1, &pfd, 1, &from) > 0) {
         *readable = (pfd.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
         return IO_OK;
     }
     int rc = wait_blocking(&pfd, deadline, readable);
-    if (spun != BITT__SPIN_BUSY)
-        bitt__io_spin_end(spin, 0, rc == IO_OK ? bitt__io_now_ns() - spun_from : INT64_MAX);
+    bitt__io_spin_missed(spin, from, rc == IO_OK);
     return rc;
 }
 

@@ -318,7 +318,6 @@ int bitt__rd_call(bitt_backend *be, const char *what, bitt_rd_args *a, size_t it
             }
         } else {
             bitt__rd_bound_reset(be, &conn->bound, items);
-            conn->spin.budget_us = be->spin_us;
             io = bitt__rd_roundtrip(conn->c, &conn->bound, conn->out.p, conn->out.len, deadline,
                                     &conn->spin, &r, &why);
         }

@@ -211,7 +211,6 @@ int bitt__rd_pipe_roundtrip(bitt_backend *be, bitt_rd_conn *conn, void *fiber, c
             read_some(be, conn, fiber);
             if (req.done)
                 break;
-            conn->spin.budget_us = be->spin_us;
             w = bitt__io_wait_reply(conn->c->fd, deadline, &conn->spin);
         } else {
             /* the head reads for us and wakes us */

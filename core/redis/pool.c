@@ -43,8 +43,10 @@ int bitt__rd_pool_init(bitt_backend *be)
     p->free = bitt__calloc(p->size, sizeof *p->free);
     if (!p->conns || !p->free)
         return bitt__fail(BITT_ENOMEM, "redis: out of memory for %zu connections", p->size);
-    for (size_t i = 0; i < p->size; i++)
+    for (size_t i = 0; i < p->size; i++) {
         p->free[i] = &p->conns[p->size - 1 - i]; /* conns[0] on top */
+        p->conns[i].spin.budget_us = p->spin_us;
+    }
     p->nfree = p->size;
     return BITT_OK;
 }
@@ -81,6 +83,7 @@ static bitt_rd_conn *extra_conn(bitt_rd_pool *p, int piped)
     }
     conn->extra = 1;
     conn->piped = piped;
+    conn->spin.budget_us = p->spin_us;
     conn->owner = pthread_self();
     conn->users = 1;
     if (piped) {

@@ -199,7 +199,8 @@ typedef struct bitt_rd_pool {
     bitt_rd_conn **free;  /* a stack of the slots no call holds */
     bitt_rd_conn *extras; /* piped connections outside the slots, joinable too */
     size_t nfree, size;
-    int ready; /* lock and cond initialised */
+    int spin_us; /* URL spin_us: each connection's spin budget */
+    int ready;   /* lock and cond initialised */
 } bitt_rd_pool;
 
 struct bitt_backend {
@@ -216,7 +217,6 @@ struct bitt_backend {
     char where[160];                     /* "127.0.0.1:6379" or the socket path */
     int64_t timeout_ms;
     int allow_eviction;
-    int spin_us; /* URL spin_us: how long a wait for a reply spins first */
     bitt_limits limits;
 
     /* the command connections (pool.c, conn.c). Calls run on several

@@ -185,7 +185,7 @@ int bitt__rd_parse_url(bitt_url *url, bitt_backend *be)
     be->pool.size = rc ? 0 : (size_t)v;
     if (!rc)
         rc = bitt__url_param_int(url, "spin_us", 0, BITT_SPIN_MAX_US, BITT_SPIN_DEFAULT_US, &v);
-    be->spin_us = rc ? 0 : (int)v;
+    be->pool.spin_us = rc ? 0 : (int)v;
     return rc;
 }
 

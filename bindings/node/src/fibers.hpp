@@ -320,8 +320,7 @@ class BittwFibers {
         f->spin = spin;
         f->spun_from = 0;
         int rc = hook_wait(ctx, fd, events, deadline);
-        if (f->spun_from) /* how late the reply was tells the next spin's window */
-            bitt__io_spin_end(spin, 0, rc == 1 ? bitt__io_now_ns() - f->spun_from : INT64_MAX);
+        bitt__io_spin_missed(spin, f->spun_from, rc == 1); /* after a missed spin */
         f->spin = nullptr;
         return rc;
     }
@@ -418,34 +417,25 @@ class BittwFibers {
         if (s->closing_ || s->fds_.empty() || !loop_would_sleep(s->loop_))
             return;
         struct pollfd pfd[9];
-        BittwFiber *spinning[8];
+        bitt__io_spin *spins[8];
+        BittwFiber *waiting[8];
         size_t n = 0;
-        int64_t budget = 0;
         for (const auto &it : s->fds_)
             for (BittwFiber *f : it.second->waiters) {
                 if (!f->spin || f->spun_from || !(f->events & POLLIN) || n == 8)
                     continue;
-                int64_t b = bitt__io_spin_begin(f->spin);
-                if (b <= 0)
-                    continue;
-                spinning[n] = f;
+                waiting[n] = f;
+                spins[n] = f->spin;
                 pfd[n++] = {f->fd, POLLIN, 0};
-                budget = b > budget ? b : budget;
             }
         if (!n)
             return;
         pfd[n] = {uv_backend_fd(s->loop_), POLLIN, 0}; /* any other I/O of the loop */
-        int64_t from = bitt__io_now_ns();
-        int spun = bitt__io_spin_poll(pfd, n + 1, budget);
-        if (spun == BITT__SPIN_BUSY)
-            return; /* other threads of the process spin: the loop sleeps */
-        int hit = spun > 0;
-        for (size_t i = 0; i < n; i++) {
-            if (hit)
-                bitt__io_spin_end(spinning[i]->spin, 1, 0);
-            else
-                spinning[i]->spun_from = from; /* the wait's end tells how late */
-        }
+        int64_t from;
+        bitt__io_spin_several(spins, n, pfd, n + 1, &from);
+        for (size_t i = 0; i < n; i++)
+            if (spins[i]) /* missed: the wait's end tells how late */
+                waiting[i]->spun_from = from;
     }
 
     static void on_timer(uv_timer_t *t)
