@@ -72,7 +72,7 @@ void bitt__io_spin_end(bitt__io_spin *s, int hit, int64_t waited_ns)
     s->skip = (1u << s->misses) - 1;
 }
 
-int64_t bitt__io_now_ns(void)
+static int64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -92,7 +92,7 @@ int bitt__io_spin_several(bitt__io_spin **spins, size_t n, struct pollfd *fds, s
     }
     if (!budget)
         return 0;
-    int64_t start = bitt__io_now_ns();
+    int64_t start = now_ns();
     int rc = bitt__io_spin_poll(fds, nfds, budget);
     for (size_t i = 0; i < n; i++) {
         if (!spins[i] || rc == BITT__SPIN_BUSY) {
@@ -111,7 +111,7 @@ int bitt__io_spin_several(bitt__io_spin **spins, size_t n, struct pollfd *fds, s
 void bitt__io_spin_missed(bitt__io_spin *s, int64_t from, int ready)
 {
     if (s && from)
-        bitt__io_spin_end(s, 0, ready ? bitt__io_now_ns() - from : INT64_MAX);
+        bitt__io_spin_end(s, 0, ready ? now_ns() - from : INT64_MAX);
 }
 
 static _Atomic int spinners;
@@ -139,14 +139,14 @@ int bitt__io_spin_poll(struct pollfd *fds, size_t n, int64_t budget_ns)
         atomic_fetch_sub(&spinners, 1);
         return BITT__SPIN_BUSY;
     }
-    int64_t end = bitt__io_now_ns() + budget_ns;
+    int64_t end = now_ns() + budget_ns;
     int r;
     for (;;) {
         r = poll(fds, (nfds_t)n, 0);
         if (r != 0 && !(r < 0 && errno == EINTR))
             break;
         r = 0;
-        if (bitt__io_now_ns() >= end)
+        if (now_ns() >= end)
             break;
         sched_yield();
     }

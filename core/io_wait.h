@@ -39,8 +39,6 @@ int64_t bitt__io_spin_begin(bitt__io_spin *s);
  * else waited_ns is how long after the spin's start the reply came (when
  * the blocking wait ended; INT64_MAX: it never did). */
 void bitt__io_spin_end(bitt__io_spin *s, int hit, int64_t waited_ns);
-/* CLOCK_MONOTONIC in ns. */
-int64_t bitt__io_now_ns(void);
 /* poll(fds, n, 0) again and again, yielding the CPU between looks, until
  * one is ready (> 0), poll fails (-1), or budget_ns passes (0); or
  * BITT__SPIN_BUSY at once, without a look: as many threads of the process
@@ -82,7 +80,8 @@ typedef struct bitt__io_hook {
      * the same send first (core/redis/pipe.c). */
     int (*others_ready)(void *ctx);
     /* Optional: wait, for a reply that may come back soon; the hook may
-     * spin (bitt__io_spin_begin/end with spin) before the thread sleeps. */
+     * spin (bitt__io_spin_several, then bitt__io_spin_missed when the
+     * wait ends) before the thread sleeps. */
     int (*wait_spin)(void *ctx, int fd, short events, int64_t deadline, bitt__io_spin *spin);
 } bitt__io_hook;
 
