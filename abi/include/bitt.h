@@ -17,12 +17,12 @@
  *  - Output parameters come last. An optional output may be NULL.
  *
  * Threads:
- *  - A bitt_store may be shared by any number of threads. On the memory,
- *    SQLite and PostgreSQL backends calls on one store serialize on a mutex
- *    inside the handle (one backend connection each); open several stores
- *    on one URL for parallel work. On Redis calls from several threads run
- *    at once, each on a connection of the store's pool (URL option pool=N,
- *    default 16, opened as needed); the mutex only guards the clock.
+ *  - A bitt_store may be shared by any number of threads. On the memory and
+ *    SQLite backends calls on one store serialize on a mutex inside the
+ *    handle; open several stores on one URL for parallel work. On
+ *    PostgreSQL and Redis calls from several threads run at once, each on a
+ *    connection of the store's pool (URL option pool=N, default 16, opened
+ *    as needed); the mutex only guards the clock.
  *  - bitt_store_close() must not race another call on the same store: the
  *    caller ends every other use first.
  *  - A bitt_txn or a bitt_sub is used by one thread at a time. bitt_entry,
@@ -168,7 +168,8 @@ typedef struct bitt_store bitt_store;
  *   sqlite::memory:         a private in-memory SQLite database
  *   postgres://USER:PASSWORD@HOST:PORT/DB   (or postgresql://) PostgreSQL 13+;
  *                           options schema=, table_prefix=, statement_timeout=MS,
- *                           spin_us=US and libpq's own (sslmode=, connect_timeout=, ...)
+ *                           pool=N, spin_us=US and libpq's own (sslmode=,
+ *                           connect_timeout=, ...)
  *   redis://[USER:PASSWORD@]HOST:PORT/DB and unix:/PATH/redis.sock?db=N
  *                           Redis with maxmemory-policy noeviction; options
  *                           prefix=, timeout=MS, allow_eviction=1, pool=N, spin_us=US

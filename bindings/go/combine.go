@@ -20,9 +20,10 @@ import (
 // one script call); the others park on a channel. When it is done, a
 // leader hands its turn to the first call queued since. A call alone makes
 // its plain cgo call. Every call keeps its own semantics and result: only
-// the transport is shared. Other backends are not combined: their calls on
-// one store run one at a time anyway (README, "Threads"), and a batch
-// would only add a hop.
+// the transport is shared. Other backends are not combined: on memory and
+// SQLite calls on one store run one at a time anyway (README, "Threads"),
+// and on PostgreSQL each call holds a connection of the store's pool for
+// its transaction, so a batch would only add a hop.
 
 // kvOp is one queued call and its result.
 type kvOp struct {

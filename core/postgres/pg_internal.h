@@ -19,7 +19,8 @@
  *   listen.c    wait_remote: LISTEN on a connection of its own
  *   budget.c    token buckets
  *   schedule.c  interval schedules
- *   backend.c   open, close, the vtable
+ *   pool.c      the store's connections: a call takes one, then gives it
+ *               back; the vtable's entries (open, close)
  *
  * Every statement is prepared once per connection (re-prepared after a
  * reconnect) and takes bound parameters only; keys and values travel as
@@ -164,8 +165,27 @@ typedef struct bitt_pg_listener {
     int64_t retry_at;    /* after a failed connect: no new try before this */
 } bitt_pg_listener;
 
+/* The connections of a store (pool.c): each is a bitt_backend of its own
+ * (a slot) sharing the store's settings. */
+typedef struct bitt_pg_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int ready;
+    size_t size;          /* URL option pool: most slots */
+    size_t made;          /* slots made so far, in slots[] */
+    bitt_backend **slots; /* size of them */
+    bitt_backend **idle;  /* a stack: open connections on top */
+    size_t nidle;
+} bitt_pg_pool;
+
+/* A store's backend (home), or one of its connections (a slot, home set):
+ * the settings are the home's (a slot's pointers are borrowed), conn,
+ * prepared, spin, failed_step, sqlstate and schema_ok a slot's own. Module
+ * calls get a slot; the pool and the listener live in the home. */
 struct bitt_backend {
-    PGconn *conn; /* NULL: connect before the next statement */
+    bitt_backend *home; /* NULL: this is the store's backend */
+    int extra;          /* a slot outside the pool, freed when given back */
+    PGconn *conn;       /* NULL: connect before the next statement */
     int schema_ok;
     char schema[BITT_PG_IDENT_MAX + 1];
     char prefix[BITT_PG_PREFIX_MAX + 1];
@@ -185,7 +205,8 @@ struct bitt_backend {
     /* set by a failed bitt__pg_run: which step failed, and its SQLSTATE */
     int failed_step;
     char sqlstate[6];
-    bitt_pg_listener listen;
+    bitt_pg_listener listen; /* the home's */
+    bitt_pg_pool pool;       /* the home's */
 };
 
 /* ---- params.c ------------------------------------------------------------ */
@@ -301,6 +322,20 @@ void bitt__pg_drop(bitt_backend *be);
 char *bitt__pg_expand(const bitt_backend *be, const char *tmpl);
 /* The number of rows a command changed. */
 uint64_t bitt__pg_changed(const PGresult *res);
+
+/* ---- pool.c ------------------------------------------------------------- */
+
+#define BITT_PG_DEFAULT_POOL 16
+#define BITT_PG_POOL_MAX 256
+
+/* Makes the pool of home (pool.size set from the URL): no slot yet. */
+int bitt__pg_pool_init(bitt_backend *home);
+/* Closes and frees every slot, then the pool. */
+void bitt__pg_pool_free(bitt_backend *home);
+/* A slot for one call (waits while all pool.size are busy, except on a
+ * fiber); NULL with the thread's error set on out of memory. */
+bitt_backend *bitt__pg_pool_take(bitt_backend *home);
+void bitt__pg_pool_give(bitt_backend *home, bitt_backend *slot);
 
 /* ---- schema.c ------------------------------------------------------------ */
 

@@ -9,7 +9,9 @@
  *   statement_timeout=MS   bound on every statement (default 30000); also
  *                          idle_in_transaction_session_timeout
  *   spin_us=US             how long a wait for results spins before it
- *                          sleeps (default 50, 0 never; core/io_spin.c)
+ *                          sleeps (default 200, 0 never; core/io_spin.c)
+ *   pool=N                 most connections the store opens (default 16,
+ *                          1 to 256; pool.c)
  * and every libpq connection parameter this libpq knows (sslmode,
  * connect_timeout, application_name, target_session_attrs, ...), passed
  * through as given; host, port, dbname, user and password given as options
@@ -230,6 +232,11 @@ static int read_own_options(bitt_url *url, const bitt_limits *limits, bitt_backe
     if (rc)
         return rc;
     be->spin.budget_us = (int32_t)spin;
+    int64_t pool;
+    rc = bitt__url_param_int(url, "pool", 1, BITT_PG_POOL_MAX, BITT_PG_DEFAULT_POOL, &pool);
+    if (rc)
+        return rc;
+    be->pool.size = (size_t)pool;
     schema = schema ? schema : "public";
     prefix = prefix ? prefix : "";
     if (!ident_ok(schema, 1, BITT_PG_IDENT_MAX))

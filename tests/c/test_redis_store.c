@@ -30,6 +30,7 @@
 #include <hiredis/hiredis.h>
 
 #include "bitt.h"
+#include "expect.h"
 #include "internal.h"
 
 #define SCRIPT BITT_CONTRACT_DIR "/../../scripts/redis-test-server"
@@ -306,17 +307,6 @@ static void test_out_of_memory(void **state)
 
 /* ---- exact 64-bit integers ---------------------------------------------------- */
 
-static void expect_counter(bitt_store *s, const char *key, int64_t want)
-{
-    bitt_entry *e = NULL;
-    assert_int_equal(bitt_kv_get(s, key, strlen(key), &e), BITT_OK);
-    int64_t v = 0;
-    assert_int_equal(bitt_entry_counter(e, &v), BITT_OK);
-    bitt_entry_free(e);
-    if (v != want)
-        fail_msg("%s: expected %lld, got %lld", key, (long long)want, (long long)v);
-}
-
 static void test_counters_near_2_63(void **state)
 {
     (void)state;
@@ -327,18 +317,18 @@ static void test_counters_near_2_63(void **state)
     assert_int_equal(bitt_kv_increment(s, "c", 1, 1, 0, &v, NULL), BITT_OK);
     assert_true(v == INT64_MAX);
     assert_int_equal(bitt_kv_increment(s, "c", 1, 1, 0, &v, NULL), BITT_EOVERFLOW);
-    expect_counter(s, "c", INT64_MAX);
+    ts_expect_counter(s, "c", INT64_MAX);
     assert_int_equal(bitt_kv_increment(s, "c", 1, INT64_MIN, 0, &v, NULL), BITT_OK);
     assert_true(v == -1);
     assert_int_equal(bitt_kv_increment(s, "d", 1, INT64_MIN, 0, &v, NULL), BITT_OK);
     assert_int_equal(bitt_kv_increment(s, "d", 1, -1, 0, &v, NULL), BITT_EOVERFLOW);
-    expect_counter(s, "d", INT64_MIN);
+    ts_expect_counter(s, "d", INT64_MIN);
     /* 2^53 + 1 is where doubles start to lie (redis #7520). */
     const int64_t big = ((int64_t)1 << 53) + 1;
     assert_int_equal(bitt_kv_increment(s, "e", 1, big, 0, &v, NULL), BITT_OK);
     assert_int_equal(bitt_kv_increment(s, "e", 1, 2, 0, &v, NULL), BITT_OK);
     assert_true(v == big + 2);
-    expect_counter(s, "e", big + 2);
+    ts_expect_counter(s, "e", big + 2);
     assert_int_equal(bitt_kv_set(s, "f", 1, "15947634569000323", 17, BITT_KIND_COUNTER, 0, NULL),
                      BITT_OK);
     assert_int_equal(bitt_kv_increment(s, "f", 1, -15947634569000323LL, 0, &v, NULL), BITT_OK);

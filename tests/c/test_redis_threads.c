@@ -32,6 +32,7 @@
 #include <pthread.h>
 
 #include "bitt.h"
+#include "expect.h"
 #include "private_redis.h"
 #include "scale.h"
 
@@ -208,17 +209,6 @@ static void expect_keys(bitt_store *store, int threads)
     }
 }
 
-static void expect_counter(bitt_store *store, int64_t want)
-{
-    bitt_entry *e = NULL;
-    assert_int_equal(bitt_kv_get(store, "n", 1, &e), BITT_OK);
-    int64_t v = 0;
-    assert_int_equal(bitt_entry_counter(e, &v), BITT_OK);
-    bitt_entry_free(e);
-    if (v != want)
-        fail_msg("counter is %lld, want %lld: updates were lost", (long long)v, (long long)want);
-}
-
 static void expect_jobs(bitt_store *store, int threads)
 {
     bitt_queue_stats st = {.version = BITT_QUEUE_STATS_VERSION};
@@ -236,7 +226,7 @@ static void test_small_pool_after_flush(void **state)
     /* Every thread's first call then finds no library: they race to load it. */
     raw("FUNCTION FLUSH");
     run_workers(s, THREADS, 0);
-    expect_counter(s, (int64_t)THREADS * WRITES);
+    ts_expect_counter(s, "n", (int64_t)THREADS * WRITES);
     expect_keys(s, THREADS);
     expect_jobs(s, THREADS);
     bitt_store_close(s);
@@ -247,7 +237,7 @@ static void test_default_pool(void **state)
     (void)state;
     bitt_store *s = open_store("dflt", "");
     run_workers(s, THREADS, 0);
-    expect_counter(s, (int64_t)THREADS * WRITES);
+    ts_expect_counter(s, "n", (int64_t)THREADS * WRITES);
     expect_keys(s, THREADS);
     bitt_store_close(s);
 }
@@ -261,7 +251,7 @@ static void test_connections_killed(void **state)
      * a new one, so none of the next round fails. */
     raw("CLIENT KILL TYPE normal SKIPME yes");
     run_workers(s, 8, 1);
-    expect_counter(s, 8 * (int64_t)WRITES);
+    ts_expect_counter(s, "n", 8 * (int64_t)WRITES);
     bitt_store_close(s);
 }
 
