@@ -302,6 +302,26 @@ func BenchmarkPostgresIncrement(b *testing.B) {
 		side{"Pgx", func(b *testing.B) { loop(b, pgxPeer(b).increment, benchCtrs) }})
 }
 
+// The same with parallelCallers goroutines on one bitt store (its pool of
+// PostgreSQL connections, default 16) and on a pgxpool.Pool of as many.
+func BenchmarkPostgresSetParallel(b *testing.B) {
+	compare(b,
+		side{"Bitt", func(b *testing.B) {
+			kv := bittPostgres(b).KV
+			ploop(b, func(k []byte) error { _, err := kv.Set(bg, k, benchValue); return err }, benchKeys)
+		}},
+		side{"PgxPool", func(b *testing.B) { ploop(b, pgxPoolPeer(b).set, benchKeys) }})
+}
+
+func BenchmarkPostgresGetParallel(b *testing.B) {
+	compare(b,
+		side{"Bitt", func(b *testing.B) {
+			kv := bittPostgres(b).KV
+			ploop(b, func(k []byte) error { return found(kv.Get(bg, k)) }, benchKeys)
+		}},
+		side{"PgxPool", func(b *testing.B) { ploop(b, pgxPoolPeer(b).get, benchKeys) }})
+}
+
 // ---- queue on PostgreSQL: bitt against River ------------------------------------
 
 // Enqueue: one job per call (one transaction each), from one goroutine.

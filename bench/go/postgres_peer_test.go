@@ -14,6 +14,9 @@ package bench
 //   - get: SELECT value, kind, version, expires_at WHERE key = $1 AND the row
 //     is live at COALESCE($2, the server's now); $2 NULL as bitt sends it.
 //
+// pgxPoolPeer is the same on a pgxpool.Pool of bittPgPool connections (each
+// prepared and set up as above when it connects), for many goroutines.
+//
 // For reference, less than bitt does: plainUpsert (one autocommit INSERT ...
 // ON CONFLICT DO UPDATE SET value, no lock, no versionstamp) and plainSelect
 // (SELECT value WHERE key = $1).
@@ -26,6 +29,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 const pgxSchema = "bench_go_pgx"
@@ -66,10 +70,21 @@ func pgSQL(s string) string {
 	return strings.ReplaceAll(s, "@", `"`+pgxSchema+`".`)
 }
 
+// pgxDB is a pgx.Conn or a pgxpool.Pool.
+type pgxDB interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
 type pgxRef struct {
-	c    *pgx.Conn
+	c    pgxDB
 	seed uint64
 }
+
+// bittPgPool is the size of bitt's pool of PostgreSQL connections (URL
+// option pool, default 16); the pgx pool gets as many.
+const bittPgPool = 16
 
 var thePgxPeer *pgxRef
 
@@ -84,9 +99,6 @@ func pgxPeer(b *testing.B) *pgxRef {
 	atExit(func() { c.Close(bg) })
 	newSchema(b, c, pgxSchema)
 	for _, s := range []string{
-		`SELECT set_config('statement_timeout', '30000', false),
-		 set_config('idle_in_transaction_session_timeout', '30000', false),
-		 set_config('default_transaction_isolation', 'read committed', false)`,
 		pgSQL(`CREATE TABLE @kv (key bytea PRIMARY KEY, value bytea NOT NULL, kind integer NOT NULL,
 		 version bigint NOT NULL, expires_at bigint)`),
 		pgSQL(`CREATE INDEX kv_expires ON @kv (expires_at) WHERE expires_at IS NOT NULL`),
@@ -99,16 +111,46 @@ func pgxPeer(b *testing.B) *pgxRef {
 		_, err = c.Exec(bg, s)
 		must(b, err, s)
 	}
+	must(b, pgxSession(bg, c), "pgx session")
+	thePgxPeer = p
+	return p
+}
+
+// pgxSession sets c up as bitt sets up its connections, and prepares the
+// statements.
+func pgxSession(ctx context.Context, c *pgx.Conn) error {
+	_, err := c.Exec(ctx, `SELECT set_config('statement_timeout', '30000', false),
+		 set_config('idle_in_transaction_session_timeout', '30000', false),
+		 set_config('default_transaction_isolation', 'read committed', false)`)
 	for name, s := range map[string]string{
 		"lock": pgLockSQL, "stamp": pgSQL(pgStampSQL), "get": pgSQL(pgGetSQL),
 		"set": pgSQL(pgSetSQL), "sum": pgSQL(pgSumSQL),
 		"plain_upsert": pgSQL(pgPlainUpsertSQL), "plain_select": pgSQL(pgPlainSelectSQL),
 	} {
-		_, err = c.Prepare(bg, name, s)
-		must(b, err, "prepare "+name)
+		if err == nil {
+			_, err = c.Prepare(ctx, name, s)
+		}
 	}
-	thePgxPeer = p
-	return p
+	return err
+}
+
+var thePgxPoolPeer *pgxRef
+
+// pgxPoolPeer is pgxPeer's tables on a pool of bittPgPool connections.
+func pgxPoolPeer(b *testing.B) *pgxRef {
+	if thePgxPoolPeer != nil {
+		return thePgxPoolPeer
+	}
+	one := pgxPeer(b) // makes the tables
+	cfg, err := pgxpool.ParseConfig(serverURL(b, "BITT_BENCH_POSTGRES_URL"))
+	must(b, err, "pgxpool config")
+	cfg.MaxConns = bittPgPool
+	cfg.AfterConnect = pgxSession
+	pool, err := pgxpool.NewWithConfig(bg, cfg)
+	must(b, err, "pgxpool")
+	atExit(pool.Close) // runs before the tables are dropped
+	thePgxPoolPeer = &pgxRef{c: pool, seed: one.seed}
+	return thePgxPoolPeer
 }
 
 type execer interface {
