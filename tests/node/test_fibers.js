@@ -191,6 +191,63 @@ test('a dequeue with a wait: taken on a fiber when there are messages, waited fo
   await a.close();
 });
 
+// A reply can be there before the fiber would park: with the server and the
+// client on one CPU, writing the command lets the server run at once (it was
+// asleep: the scheduler prefers it), and the call ends inside the JS call that
+// made it. Such a call settles in the loop's next check phase (settle_later in
+// fibers.hpp), so a loop of awaited calls still lets timers, I/O and
+// immediates run, as with replies that come through the loop. A private Redis
+// and a child process, both pinned to CPU 0 (taskset).
+const tools = require('child_process').spawnSync('sh', ['-c', 'command -v taskset && command -v chrt && command -v redis-server']).status === 0;
+test('calls whose reply is there before they park still let the event loop run', { skip: !URL_ || !tools }, async () => {
+  const fs = require('fs');
+  const os = require('os');
+  const { execFileSync } = require('child_process');
+  const script = path.join(__dirname, '..', '..', 'scripts', 'redis-test-server');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitt-fib-cpu0-'));
+  const url = execFileSync(script, ['start', dir]).toString().trim();
+  try {
+    const pid = fs.readFileSync(path.join(dir, 'redis.pid'), 'utf8').trim();
+    execFileSync('taskset', ['-a', '-p', '-c', '0', pid]);
+    // Real-time priority: woken by a command, the server runs before the
+    // client's next instruction every time (root only; else by chance).
+    try { execFileSync('chrt', ['-a', '-f', '-p', '1', pid], { stdio: 'ignore' }); } catch (e) { /* not root */ }
+    const code = `
+      const bitt = require(process.argv[1]);
+      (async () => {
+        const a = await bitt.openAsync(process.argv[2]);
+        const counts = [];
+        for (let round = 0; round < 5; round++) {
+          let immediates = 0, stop = false;
+          const tick = () => { immediates++; if (!stop) setImmediate(tick); };
+          setImmediate(tick);
+          for (let i = 0; i < 200; i++) {
+            await a.kv.set('k' + (i % 5), 'v' + i);
+            if ((await a.kv.get('k' + (i % 5))).value !== 'v' + i) throw new Error('wrong value');
+          }
+          stop = true;
+          counts.push(immediates);
+        }
+        await a.close();
+        process.stdout.write(JSON.stringify(counts));
+      })().catch((e) => { console.error(e); process.exit(1); });`;
+    const r = await new Promise((resolve, reject) => {
+      const p = spawn('taskset', ['-c', '0', process.execPath, '-e', code, PKG, `${url}?prefix=cpu0`], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      p.stdout.on('data', (d) => { out += d; });
+      p.on('error', reject);
+      p.on('exit', (c) => resolve({ code: c, out }));
+    });
+    assert.equal(r.code, 0);
+    for (const n of JSON.parse(r.out)) assert.ok(n >= 50, `${r.out}: immediates per 400 round trips`);
+  } finally {
+    execFileSync(script, ['stop', dir]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 // Before the loop sleeps with a reply due, the scheduler spins on the sockets
 // (spin_us, fibers.hpp): only when the loop has nothing else to do, and it
 // stops at once when any other descriptor of the loop is ready. With each

@@ -10,8 +10,10 @@
  * thread's wait hook (core/io_wait.h), which parks the fiber on a uv_poll
  * and a uv_timer and returns to the event loop. When the socket is ready
  * (or the deadline passes) the loop resumes the fiber, and when the call
- * ends its Promise settles in the same callback. Fibers of one thread share
- * a Redis connection (core/redis/pipe.c), so calls in flight pipeline.
+ * ends its Promise settles in the same callback (a call that ends without
+ * waiting settles in the loop's next check phase: settle_later). Fibers of
+ * one thread share a Redis connection (core/redis/pipe.c), so calls in
+ * flight pipeline.
  *
  * Only C code runs on a fiber: the job's C call (BittwJob::Work); every
  * Node-API call stays on the thread's own stack. Which calls: those of a
@@ -106,6 +108,14 @@ class BittwFibers {
             uv_unref((uv_handle_t *)&s->prepare_); /* keeps no loop alive */
             uv_prepare_start(&s->prepare_, on_prepare);
         }
+        if (uv_check_init(loop, &s->later_) == 0) {
+            if (uv_idle_init(loop, &s->later_idle_) == 0) {
+                s->has_later_ = true;
+                s->later_.data = s;
+            } else {
+                uv_close((uv_handle_t *)&s->later_, nullptr);
+            }
+        }
         bitt__io_hook_set(&s->hook_);
         napi_add_env_cleanup_hook(env, cleanup, s);
         return s;
@@ -135,7 +145,7 @@ class BittwFibers {
         bittw_ctx_init(&f->ctx, f->stack.base, f->stack.size, entry);
         resume(f);
         drain();
-        settle(env, false);
+        settle_later(env);
         return true;
     }
 
@@ -262,6 +272,35 @@ class BittwFibers {
             napi_close_callback_scope(env, cs);
         if (hs)
             napi_close_handle_scope(env, hs);
+    }
+
+    /* Jobs that finished inside the JS call that started them (their reply
+     * was there before the fiber would have parked: on a busy machine the
+     * server often runs on the caller's CPU the moment the command is
+     * written) settle in this turn's check phase, not at once: else a loop
+     * of awaited calls would never let the event loop run (timers, I/O,
+     * immediates), where a reply that comes through the loop always does.
+     * The idle handle keeps the loop from sleeping until then. */
+    void settle_later(Napi::Env env)
+    {
+        if (finished_.empty())
+            return;
+        if (!has_later_) {
+            settle(env, false);
+            return;
+        }
+        if (!uv_is_active((uv_handle_t *)&later_)) {
+            uv_check_start(&later_, on_later);
+            uv_idle_start(&later_idle_, [](uv_idle_t *) {});
+        }
+    }
+
+    static void on_later(uv_check_t *h)
+    {
+        BittwFibers *s = (BittwFibers *)h->data;
+        uv_check_stop(&s->later_);
+        uv_idle_stop(&s->later_idle_);
+        s->from_loop();
     }
 
     void release(BittwFiber *f)
@@ -468,6 +507,10 @@ class BittwFibers {
             uv_prepare_stop(&s->prepare_);
             uv_close((uv_handle_t *)&s->prepare_, nullptr);
         }
+        if (s->has_later_) {
+            uv_close((uv_handle_t *)&s->later_, nullptr);
+            uv_close((uv_handle_t *)&s->later_idle_, nullptr);
+        }
         for (BittwFiber *f : s->spare_) {
             bitt__fiber_stack_free(&f->stack);
             uv_close((uv_handle_t *)&f->timer, [](uv_handle_t *h) { delete (BittwFiber *)h->data; });
@@ -484,8 +527,10 @@ class BittwFibers {
     bitt__io_hook hook_ = {};
     napi_async_context async_ = nullptr;
     napi_ref resource_ = nullptr;
-    bool ok_ = false, closing_ = false, draining_ = false, has_prepare_ = false;
+    bool ok_ = false, closing_ = false, draining_ = false, has_prepare_ = false, has_later_ = false;
     uv_prepare_t prepare_;
+    uv_check_t later_; /* settle_later */
+    uv_idle_t later_idle_;
     BittwCtx main_;
     BittwFiber *running_ = nullptr;
     std::deque<BittwFiber *> ready_;
