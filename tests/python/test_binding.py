@@ -103,9 +103,23 @@ def test_queue_ack_many_takes_messages_or_pairs():
             s.queue.ack_many("q", [(1, None)])
 
 
+def _server_urls(tag):
+    """The PostgreSQL and Redis of the test run (when set), each with a
+    schema or prefix of its own."""
+    urls = []
+    for env, opt in (("BITT_TEST_POSTGRES_URL", "schema"), ("BITT_TEST_REDIS_URL", "prefix")):
+        base = os.environ.get(env)
+        if base:
+            sep = "&" if "?" in base else "?"
+            urls.append(f"{base}{sep}{opt}=py_{tag}_{os.getpid()}_{int(time.time() * 1000)}")
+    return urls
+
+
 def test_threads_share_a_store():
+    # On PostgreSQL and Redis the threads' calls run at once, each on a
+    # connection of the store's pool (the GIL is released during a call).
     with tempfile.TemporaryDirectory() as d:
-        for url in ["memory:", f"sqlite:{d}/t.db"]:
+        for url in ["memory:", f"sqlite:{d}/t.db"] + _server_urls("thr"):
             with bitt.open(url) as s:
                 def work():
                     for _ in range(300):
