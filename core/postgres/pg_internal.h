@@ -20,7 +20,8 @@
  *   budget.c    token buckets
  *   schedule.c  interval schedules
  *   pool.c      the store's connections: a call takes one, then gives it
- *               back; the vtable's entries (open, close)
+ *               back
+ *   backend.c   open, close, the vtable (each entry on a pooled connection)
  *
  * Every statement is prepared once per connection (re-prepared after a
  * reconnect) and takes bound parameters only; keys and values travel as
@@ -178,14 +179,12 @@ typedef struct bitt_pg_pool {
     size_t nidle;
 } bitt_pg_pool;
 
-/* A store's backend (home), or one of its connections (a slot, home set):
- * the settings are the home's (a slot's pointers are borrowed), conn,
- * prepared, spin, failed_step, sqlstate and schema_ok a slot's own. Module
- * calls get a slot; the pool and the listener live in the home. */
+/* A store's backend (the home), or one of its connections (a slot): a
+ * slot's settings are copied from the home (its pointers borrowed); conn,
+ * prepared, spin, failed_step, sqlstate and schema_ok are a slot's own.
+ * Module calls get a slot; the pool and the listener live in the home. */
 struct bitt_backend {
-    bitt_backend *home; /* NULL: this is the store's backend */
-    int extra;          /* a slot outside the pool, freed when given back */
-    PGconn *conn;       /* NULL: connect before the next statement */
+    PGconn *conn; /* NULL: connect before the next statement */
     int schema_ok;
     char schema[BITT_PG_IDENT_MAX + 1];
     char prefix[BITT_PG_PREFIX_MAX + 1];
@@ -332,8 +331,8 @@ uint64_t bitt__pg_changed(const PGresult *res);
 int bitt__pg_pool_init(bitt_backend *home);
 /* Closes and frees every slot, then the pool. */
 void bitt__pg_pool_free(bitt_backend *home);
-/* A slot for one call (waits while all pool.size are busy, except on a
- * fiber); NULL with the thread's error set on out of memory. */
+/* A slot for one call (waits while all pool.size are busy); NULL with the
+ * thread's error set on out of memory. */
 bitt_backend *bitt__pg_pool_take(bitt_backend *home);
 void bitt__pg_pool_give(bitt_backend *home, bitt_backend *slot);
 

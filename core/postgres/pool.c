@@ -14,9 +14,9 @@
  * slots are a stack: the connection used last, open, is taken first, and
  * one that lost its connection goes under the open ones.
  *
- * A caller on a fiber (core/io_wait.h) never waits for a slot: the calls
- * holding them may be fibers of its own thread. It gets a slot outside the
- * pool instead, closed when given back.
+ * Waiting here is safe on a thread with fibers too (core/io_wait.h): the
+ * backend's waits block the thread rather than suspend a fiber, so no
+ * fiber of the waiting thread can be holding a slot.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,16 +41,13 @@ int bitt__pg_pool_init(bitt_backend *home)
 }
 
 /* A slot sharing home's settings, not connected yet. */
-static bitt_backend *slot_new(bitt_backend *home, int extra)
+static bitt_backend *slot_new(const bitt_backend *home)
 {
     bitt_backend *s = bitt__calloc(1, sizeof *s);
     if (!s) {
         bitt__fail(BITT_ENOMEM, "postgres: out of memory for a connection");
         return NULL;
     }
-    s->home = home;
-    s->extra = extra;
-    s->schema_ok = home->schema_ok;
     memcpy(s->schema, home->schema, sizeof s->schema);
     memcpy(s->prefix, home->prefix, sizeof s->prefix);
     memcpy(s->channel, home->channel, sizeof s->channel);
@@ -100,15 +97,11 @@ bitt_backend *bitt__pg_pool_take(bitt_backend *home)
             return s;
         }
         if (p->made < p->size) {
-            bitt_backend *s = slot_new(home, 0);
+            bitt_backend *s = slot_new(home);
             if (s)
                 p->slots[p->made++] = s;
             pthread_mutex_unlock(&p->lock);
             return s;
-        }
-        if (bitt__io_hooked()) {
-            pthread_mutex_unlock(&p->lock);
-            return slot_new(home, 1);
         }
         pthread_cond_wait(&p->cond, &p->lock);
     }
@@ -116,10 +109,6 @@ bitt_backend *bitt__pg_pool_take(bitt_backend *home)
 
 void bitt__pg_pool_give(bitt_backend *home, bitt_backend *s)
 {
-    if (s->extra) {
-        slot_free(s);
-        return;
-    }
     bitt_pg_pool *p = &home->pool;
     pthread_mutex_lock(&p->lock);
     if (s->conn || !p->nidle) {
