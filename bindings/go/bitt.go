@@ -54,7 +54,7 @@ type Store struct {
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
 
-	comb *combiner // KV gets and sets of many goroutines in one call (Redis)
+	comb *combiner // KV calls of many goroutines in one call (Redis, PostgreSQL gets)
 }
 
 // Open opens a store: "memory:", "sqlite:PATH", "postgres://...",
@@ -75,9 +75,7 @@ func Open(url string) (*Store, error) {
 	s.Budgets = &Budgets{s}
 	s.Schedules = &Schedules{s}
 	s.Clock = &Clock{s}
-	if s.Backend() == "redis" {
-		s.comb = &combiner{s: s}
-	}
+	s.comb = newCombiner(s, s.Backend())
 	return s, nil
 }
 

@@ -3,6 +3,7 @@ package bitt
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -20,11 +21,16 @@ import (
 // one script call); the others park on a channel. When it is done, a
 // leader hands its turn to the first call queued since. A call alone makes
 // its plain cgo call. Every call keeps its own semantics and result: only
-// the transport is shared. Other backends are not combined: on memory and
-// SQLite calls on one store run one at a time anyway (README, "Threads"),
-// and on PostgreSQL each call holds a connection of the store's pool for
-// its transaction, so a batch would only add a hop.
-
+// the transport is shared.
+//
+// On PostgreSQL only gets are combined, and a batch is one get_many: one
+// statement reads every key of the batch from one snapshot, which is a
+// valid answer for each get (the snapshot is taken after each was called
+// and before any returns). Sets are not: each is its own transaction on a
+// connection of the store's pool, and running several on fibers of one
+// thread measured slower (each batch waits for its slowest commit). On
+// memory and SQLite calls on one store run one at a time anyway (README,
+// "Threads"), so nothing is combined.
 // kvOp is one queued call and its result.
 type kvOp struct {
 	set      bool
@@ -47,6 +53,8 @@ func (op *kvOp) reset() {
 
 type combiner struct {
 	s       *Store
+	getMany bool // PostgreSQL: gets only, a batch is one get_many
+	leadCap int  // batches run at once (see maxLeaders)
 	mu      sync.Mutex
 	leaders int     // batches being run
 	pending []*kvOp // calls waiting for a leader
@@ -71,17 +79,31 @@ const maxBatch = 256
 // gatherYields bounds how long a leader waits for callers (see do).
 const gatherYields = 4
 
-// maxLeaders batches run at once, so that the server works on one while
-// the client packs or unpacks another. Measured (BENCH=Redis bench/go/run,
+// maxLeaders batches run at once on Redis, so that the server works on one
+// while the client packs or unpacks another. Measured (BENCH=Redis bench/go/run,
 // 16 goroutines, sets/gets vs go-redis): 1 leader 0.92/1.74, 2: 0.91-1.10/
 // 1.74-2.15, 3: 1.20-1.24/1.58, 4: 1.18/1.48.
 const maxLeaders = 3
+
+// pgGetLeaders get_many calls run at once on PostgreSQL.
+const pgGetLeaders = 2
+
+// newCombiner returns the combiner for a store's backend, or nil.
+func newCombiner(s *Store, backend string) *combiner {
+	switch backend {
+	case "redis":
+		return &combiner{s: s, leadCap: maxLeaders}
+	case "postgres":
+		return &combiner{s: s, getMany: true, leadCap: pgGetLeaders}
+	}
+	return nil
+}
 
 // do runs op: as a leader (with the calls queued meanwhile), or by waiting
 // for a leader to run it.
 func (c *combiner) do(op *kvOp) {
 	c.mu.Lock()
-	if c.leaders >= maxLeaders {
+	if c.leaders >= c.leadCap {
 		c.pending = append(c.pending, op)
 		c.mu.Unlock()
 		if !<-op.wake {
@@ -127,7 +149,11 @@ func (c *combiner) do(op *kvOp) {
 	} else {
 		c.combined.Add(int64(len(l.batch)))
 		c.batches.Add(1)
-		c.run(l)
+		if c.getMany {
+			c.runGets(l)
+		} else {
+			c.run(l)
+		}
 	}
 	for _, o := range l.batch[1:] {
 		o.wake <- false
@@ -148,6 +174,27 @@ func (c *combiner) do(op *kvOp) {
 	c.mu.Unlock()
 }
 
+// call makes the one cgo call of a batch with the request in l.req, and
+// returns a reader over its packed result.
+func (c *combiner) call(l *lane, fn func(uintptr, []byte, []byte) int) (reader, error) {
+	if l.scratch == nil {
+		l.scratch = newScratch(64 * 1024)
+	}
+	rc := fn(c.s.box(), l.req, l.scratch)
+	body, berr := recordBody(l.scratch)
+	_, err := c.s.status(rc)
+	if err == nil {
+		err = berr
+	}
+	if err != nil {
+		return reader{}, err
+	}
+	if len(body) > 0 && &body[0] == &l.scratch[16] {
+		body = bytes.Clone(body) // entries alias it; the next batch reuses scratch
+	}
+	return reader{b: body}, nil
+}
+
 // run makes the one cgo call of a batch and hands each op its result.
 func (c *combiner) run(l *lane) {
 	batch := l.batch
@@ -166,25 +213,13 @@ func (c *combiner) run(l *lane) {
 		req = append(req, o.val...)
 	}
 	l.req = req
-	if l.scratch == nil {
-		l.scratch = newScratch(64 * 1024)
-	}
-	rc := raw.Bittw_go_kv_batch(c.s.box(), req, l.scratch)
-	body, berr := recordBody(l.scratch)
-	_, err := c.s.status(rc)
-	if err == nil {
-		err = berr
-	}
+	r, err := c.call(l, raw.Bittw_go_kv_batch)
 	if err != nil {
 		for _, o := range batch {
 			o.err = err
 		}
 		return
 	}
-	if len(body) > 0 && &body[0] == &l.scratch[16] {
-		body = bytes.Clone(body) // entries alias it; the next batch reuses scratch
-	}
-	r := reader{b: body}
 	for _, o := range batch {
 		st := int(r.i64())
 		switch {
@@ -195,5 +230,33 @@ func (c *combiner) run(l *lane) {
 		default:
 			o.entry = r.entry()
 		}
+	}
+}
+
+// runGets reads the keys of a batch of gets with one get_many.
+func (c *combiner) runGets(l *lane) {
+	keys := l.req[:0]
+	for _, o := range l.batch {
+		keys = binary.NativeEndian.AppendUint64(keys, uint64(len(o.key)))
+		keys = append(keys, o.key...)
+	}
+	l.req = keys
+	r, err := c.call(l, raw.Bittw_kv_get_many)
+	if errors.Is(err, ErrInvalid) || errors.Is(err, ErrTooLarge) {
+		// a key refused fails its own get alone, with its own message
+		for _, o := range l.batch {
+			c.s.KV.direct(o)
+		}
+		return
+	}
+	if err != nil {
+		for _, o := range l.batch {
+			o.err = err
+		}
+		return
+	}
+	es, _, _ := r.entries()
+	for i, o := range l.batch {
+		o.entry = es[i]
 	}
 }

@@ -59,7 +59,7 @@ func (kv *KV) Set(ctx context.Context, key, value []byte, opts ...Option) (uint6
 		return 0, err
 	}
 	o := collect(opts)
-	if kv.s.comb == nil {
+	if kv.s.comb == nil || kv.s.comb.getMany {
 		return kv.set(key, value, o.kind, o.ttl)
 	}
 	op := kvOps.Get().(*kvOp)
