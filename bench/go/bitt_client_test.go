@@ -31,6 +31,7 @@ const (
 // once, on two stores (connections): the fetcher's and the completer's.
 func (q *bittQueueRef) workPipelined(b *testing.B, inFlight int) {
 	b.StopTimer()
+	q.truncate(b)
 	fillBittQueue(b, q.s, "bench", b.N)
 	fetchStore, ackStore := openBitt(b, q.url), openBitt(b, q.url)
 	defer fetchStore.Close()
