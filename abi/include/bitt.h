@@ -22,7 +22,9 @@
  *    handle; open several stores on one URL for parallel work. On
  *    PostgreSQL and Redis calls from several threads run at once, each on a
  *    connection of the store's pool (URL option pool=N, default 16, opened
- *    as needed); the mutex only guards the clock.
+ *    as needed); the mutex only guards the clock. On PostgreSQL, plain
+ *    bitt_kv_set calls of threads that meet commit in one transaction, each
+ *    with its own versionstamp (and all fail together if it fails).
  *  - bitt_store_close() must not race another call on the same store: the
  *    caller ends every other use first.
  *  - A bitt_txn or a bitt_sub is used by one thread at a time. bitt_entry,

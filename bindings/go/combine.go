@@ -26,9 +26,10 @@ import (
 // On PostgreSQL only gets are combined, and a batch is one get_many: one
 // statement reads every key of the batch from one snapshot, which is a
 // valid answer for each get (the snapshot is taken after each was called
-// and before any returns). Sets are not: each is its own transaction on a
-// connection of the store's pool, and running several on fibers of one
-// thread measured slower (each batch waits for its slowest commit). On
+// and before any returns). Sets are not: each is its own cgo call, and the
+// core commits the sets of threads that meet in one transaction
+// (core/postgres/set_group.c); running them on fibers of one thread
+// measured slower (each batch waits for its slowest commit). On
 // memory and SQLite calls on one store run one at a time anyway (README,
 // "Threads"), so nothing is combined.
 // kvOp is one queued call and its result.

@@ -70,6 +70,12 @@ POOLED(kv_get_many,
 POOLED(kv_list, (bitt_backend * be, const bitt_time *t, const bitt_range *range, bitt_entries *out),
        (s, t, range, out))
 POOLED(commit, (bitt_backend * be, bitt_commit *c), (s, c))
+
+/* Lone sets of threads that meet share a transaction (set_group.c). */
+static int grouped_commit(bitt_backend *be, bitt_commit *c)
+{
+    return bitt__pg_lone_set(c) ? bitt__pg_set_grouped(be, c) : pooled_commit(be, c);
+}
 POOLED(kv_purge, (bitt_backend * be, const bitt_time *t, uint64_t *removed), (s, t, removed))
 POOLED(queue_claim,
        (bitt_backend * be, const bitt_time *t, const char *topic, size_t limit, int64_t lease_ms,
@@ -185,7 +191,7 @@ const bitt_backend_ops bitt__postgres_backend = {
     .kv_get = pooled_kv_get,
     .kv_get_many = pooled_kv_get_many,
     .kv_list = pooled_kv_list,
-    .commit = pooled_commit,
+    .commit = grouped_commit,
     .kv_purge = pooled_kv_purge,
     .queue_claim = pooled_queue_claim,
     .queue_ack = pooled_queue_ack,

@@ -159,6 +159,17 @@ static void add_reads(plan *pl, const bitt_commit *c)
     }
 }
 
+static bitt_pg_params *add_set(plan *pl, const bitt_op *op, const bitt_time *t)
+{
+    bitt_pg_params *p = add(pl, PG_C_SET, sql_set);
+    bitt__pg_p_bytes(p, op->key, op->key_len);
+    bitt__pg_p_bytes(p, op->value, op->value_len);
+    bitt__pg_p_i32(p, op->kind);
+    bitt__pg_p_i64(p, op->ttl_ms);
+    bitt__pg_p_now(p, t);
+    return p;
+}
+
 /* The versionstamp, the sweeps of the topics that enqueue with a dedup
  * key, then every mutation in op order, and a NOTIFY when it enqueues. */
 static void add_writes(const bitt_backend *be, plan *pl, const bitt_commit *c, int *stamp_step)
@@ -183,14 +194,7 @@ static void add_writes(const bitt_backend *be, plan *pl, const bitt_commit *c, i
         bitt_pg_params *p = NULL;
         int at = pl->n;
         switch (op->type) {
-        case BITT_OP_SET:
-            p = add(pl, PG_C_SET, sql_set);
-            bitt__pg_p_bytes(p, op->key, op->key_len);
-            bitt__pg_p_bytes(p, op->value, op->value_len);
-            bitt__pg_p_i32(p, op->kind);
-            bitt__pg_p_i64(p, op->ttl_ms);
-            bitt__pg_p_now(p, &c->time);
-            break;
+        case BITT_OP_SET: p = add_set(pl, op, &c->time); break;
         case BITT_OP_DELETE:
             p = op->want_old ? add(pl, PG_C_DELETE_OLD, sql_delete_old)
                              : add(pl, PG_C_DELETE, sql_delete);
@@ -424,5 +428,40 @@ int bitt__pg_commit(bitt_backend *be, bitt_commit *c)
     free_plan(&pl);
     if (rc)
         forget_results(c);
+    return rc;
+}
+
+/* Locking as for any commit: every key's lock in one statement, ascending,
+ * before any versionstamp is taken, so a key's versions still increase in
+ * commit order; one pipeline, so one implicit transaction. */
+int bitt__pg_commit_sets(bitt_backend *be, bitt_commit *const *cs, size_t n)
+{
+    int rc = bitt__pg_schema(be);
+    if (rc)
+        return rc;
+    plan pl = {0};
+    pl.steps = bitt__calloc(2 * n + 1, sizeof *pl.steps);
+    pl.params = bitt__calloc(2 * n + 1, sizeof *pl.params);
+    pl.keys = bitt__malloc(n * sizeof *pl.keys);
+    if (!pl.steps || !pl.params || !pl.keys) {
+        free_plan(&pl);
+        return bitt__fail(BITT_ENOMEM, "postgres: out of memory planning %zu sets", n);
+    }
+    for (size_t i = 0; i < n; i++)
+        pl.keys[i] = bitt__pg_lock_key(be, 'k', cs[i]->ops[0].key, cs[i]->ops[0].key_len, NULL, 0);
+    bitt_pg_params lock_params;
+    rc = bitt__pg_lock_step(&pl.steps[0], &lock_params, &pl.lock_buf, pl.keys, n);
+    if (!rc) {
+        pl.n = 1;
+        for (size_t i = 0; i < n; i++) {
+            add(&pl, PG_C_STAMP, sql_stamp);
+            add_set(&pl, &cs[i]->ops[0], &cs[i]->time);
+        }
+        rc = bitt__pg_run(be, pl.steps, pl.n, "commit");
+    }
+    for (size_t i = 0; !rc && i < n; i++)
+        cs[i]->version = (uint64_t)bitt__pg_i64(pl.steps[1 + 2 * i].res, 0, 0);
+    bitt__pg_clear(pl.steps, pl.n);
+    free_plan(&pl);
     return rc;
 }

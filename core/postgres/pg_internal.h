@@ -21,6 +21,7 @@
  *   schedule.c  interval schedules
  *   pool.c      the store's connections: a call takes one, then gives it
  *               back
+ *   set_group.c  lone sets of threads that meet, in one transaction
  *   backend.c   open, close, the vtable (each entry on a pooled connection)
  *
  * Every statement is prepared once per connection (re-prepared after a
@@ -179,6 +180,14 @@ typedef struct bitt_pg_pool {
     size_t nidle;
 } bitt_pg_pool;
 
+/* Lone sets of several threads waiting to run as one transaction
+ * (set_group.c), under the pool's lock. */
+typedef struct bitt_pg_set_waiter bitt_pg_set_waiter;
+typedef struct bitt_pg_set_groups {
+    size_t leaders;                  /* groups being run */
+    bitt_pg_set_waiter *head, *tail; /* sets waiting for the next group */
+} bitt_pg_set_groups;
+
 /* A store's backend (the home), or one of its connections (a slot): a
  * slot's settings are copied from the home (its pointers borrowed); conn,
  * prepared, spin, failed_step, sqlstate and schema_ok are a slot's own.
@@ -206,6 +215,7 @@ struct bitt_backend {
     char sqlstate[6];
     bitt_pg_listener listen; /* the home's */
     bitt_pg_pool pool;       /* the home's */
+    bitt_pg_set_groups sets; /* the home's */
 };
 
 /* ---- params.c ------------------------------------------------------------ */
@@ -336,6 +346,14 @@ void bitt__pg_pool_free(bitt_backend *home);
 bitt_backend *bitt__pg_pool_take(bitt_backend *home);
 void bitt__pg_pool_give(bitt_backend *home, bitt_backend *slot);
 
+/* ---- set_group.c ---------------------------------------------------------- */
+
+/* A commit of one SET op and nothing else (what bitt_kv_set makes). */
+int bitt__pg_lone_set(const bitt_commit *c);
+/* Commits lone set c on a slot of home's pool, in one transaction with the
+ * lone sets of other threads that meet it; c->version is its own. */
+int bitt__pg_set_grouped(bitt_backend *home, bitt_commit *c);
+
 /* ---- schema.c ------------------------------------------------------------ */
 
 int bitt__pg_schema_slow(bitt_backend *be);
@@ -361,6 +379,10 @@ bitt_entry *bitt__pg_row_entry(const PGresult *res, int r, int col, const uint8_
                                size_t key_len);
 
 int bitt__pg_commit(bitt_backend *be, bitt_commit *c);
+/* Lone sets cs[0..n) (bitt__pg_lone_set) as one transaction: the locks of
+ * every key, then for each in order its own versionstamp and its upsert.
+ * All are written, each with its version, or none. */
+int bitt__pg_commit_sets(bitt_backend *be, bitt_commit *const *cs, size_t n);
 
 /* The statement that dead-letters a topic's expired last leases, to run
  * first in every queue call's pipeline: params topic, now, error. */

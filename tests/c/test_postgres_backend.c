@@ -100,6 +100,15 @@ static bitt_store *open_schema(const char *schema, const char *extra)
     return s;
 }
 
+/* open_schema with a short statement_timeout in extra: the tables are made
+ * first under the default one, as creating them can take longer on a busy
+ * disk. */
+static bitt_store *open_made(const char *schema, const char *extra)
+{
+    bitt_store_close(open_schema(schema, NULL));
+    return open_schema(schema, extra);
+}
+
 static void quiet(void *arg, const char *message)
 {
     (void)arg;
@@ -479,7 +488,7 @@ static void test_statement_timeout(void **state)
 {
     (void)state;
     const char *schema = fresh_schema();
-    bitt_store *s = open_schema(schema, "statement_timeout=300");
+    bitt_store *s = open_made(schema, "statement_timeout=300");
     assert_int_equal(bitt_kv_set(s, "k", 1, "v", 1, BITT_KIND_BYTES, 0, NULL), BITT_OK);
     PGconn *c = raw();
     char sql[256];
@@ -505,7 +514,7 @@ static void test_stopped_server_process(void **state)
     char app[64], extra[128];
     snprintf(app, sizeof app, "bitt_stop_%ld", (long)getpid());
     snprintf(extra, sizeof extra, "application_name=%s&statement_timeout=200", app);
-    bitt_store *s = open_schema(fresh_schema(), extra);
+    bitt_store *s = open_made(fresh_schema(), extra);
     assert_int_equal(bitt_kv_set(s, "k", 1, "v", 1, BITT_KIND_BYTES, 0, NULL), BITT_OK);
     PGconn *c = raw();
     char sql[256];

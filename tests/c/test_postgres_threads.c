@@ -10,10 +10,15 @@
  *
  *  - THREADS threads, pool=3 (callers wait for connections): each
  *    increments one shared counter, sets its own keys and reads each back
- *    (value and versionstamp), enqueues every 10th. Then: counter = THREADS
- *    x WRITES, every versionstamp unique, the queue's count, and the server
- *    saw at most 3 sessions of the store.
- *  - the same with the default pool (16).
+ *    (value and versionstamp), sets one key all threads set, enqueues every
+ *    10th. Then: counter = THREADS x WRITES, every versionstamp unique, the
+ *    shared key holds the value of the set with the highest versionstamp,
+ *    the queue's count, and the server saw at most 3 sessions of the store.
+ *  - the same with the default pool (16); and lone sets of threads that met
+ *    shared transactions (core/postgres/set_group.c): fewer distinct xmin
+ *    than rows among the keys each set once.
+ *  - a group that fails fails each of its sets with the group's error, and
+ *    writes none of them.
  *  - one thread keeps one connection (slots open as needed).
  *  - every session killed: each dead connection fails one call
  *    (BITT_EBACKEND), then its slot reconnects; all later calls succeed.
@@ -108,17 +113,23 @@ typedef struct fixture {
     bitt_store *store;
 } fixture;
 
+static bitt_store *store_open(const fixture *f, const char *options)
+{
+    char url[1024];
+    snprintf(url, sizeof url, "%s?schema=%s&application_name=%s%s", g_url, f->schema, f->app,
+             options);
+    bitt_store *s = NULL;
+    int rc = bitt_store_open(url, &s);
+    if (rc)
+        fail_msg("open %s: %d %s", url, rc, bitt_error_last());
+    return s;
+}
+
 static void fixture_open(fixture *f, const char *options)
 {
     snprintf(f->schema, sizeof f->schema, "thr_%ld_%d", (long)getpid(), g_serial);
     snprintf(f->app, sizeof f->app, "bitt_thr_%ld_%d", (long)getpid(), g_serial++);
-    char url[1024];
-    snprintf(url, sizeof url, "%s?schema=%s&application_name=%s%s", g_url, f->schema, f->app,
-             options);
-    f->store = NULL;
-    int rc = bitt_store_open(url, &f->store);
-    if (rc)
-        fail_msg("open %s: %d %s", url, rc, bitt_error_last());
+    f->store = store_open(f, options);
 }
 
 static void fixture_close(fixture *f)
@@ -148,6 +159,7 @@ typedef struct worker {
     pthread_barrier_t *barrier;
     int id;
     uint64_t versions[WRITES_MAX];
+    uint64_t shared[WRITES_MAX]; /* versions of its sets of "shared" */
     char error[256];
 } worker;
 
@@ -189,6 +201,10 @@ static void *worker_main(void *arg)
             bitt_entry_version(e) != w->versions[i])
             failed(w, "read back", i, -1);
         bitt_entry_free(e);
+        rc = bitt_kv_set(w->store, "shared", 6, value, (size_t)vlen, BITT_KIND_BYTES, 0,
+                         &w->shared[i]);
+        if (rc)
+            failed(w, "set shared", i, rc);
         if (i % 10 == 0 && (rc = bitt_queue_enqueue(w->store, "jobs", key, (size_t)klen,
                                                     BITT_KIND_BYTES, NULL, NULL)))
             failed(w, "enqueue", i, rc);
@@ -202,10 +218,32 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* "shared" holds the value of the set that got the highest versionstamp. */
+static void expect_last_shared(bitt_store *store, const worker *w, int threads)
+{
+    int last_t = 0, last_i = 0;
+    for (int t = 0; t < threads; t++)
+        for (int i = 0; i < WRITES; i++)
+            if (w[t].shared[i] > w[last_t].shared[last_i])
+                last_t = t, last_i = i;
+    char value[32];
+    int vlen = snprintf(value, sizeof value, "v%d.%d", last_t, last_i);
+    bitt_entry *e = NULL;
+    assert_int_equal(bitt_kv_get(store, "shared", 6, &e), BITT_OK);
+    size_t len = 0;
+    const uint8_t *got = bitt_entry_value(e, &len);
+    if (bitt_entry_version(e) != w[last_t].shared[last_i] || len != (size_t)vlen ||
+        memcmp(got, value, len))
+        fail_msg("\"shared\" is %.*s at version %llu; the last set was %s at %llu", (int)len,
+                 (const char *)got, (unsigned long long)bitt_entry_version(e), value,
+                 (unsigned long long)w[last_t].shared[last_i]);
+    bitt_entry_free(e);
+}
+
 static void run_workers(bitt_store *store, int threads)
 {
     static worker w[THREADS];
-    static uint64_t all[THREADS * WRITES_MAX];
+    static uint64_t all[2 * THREADS * WRITES_MAX];
     pthread_t th[THREADS];
     pthread_barrier_t barrier;
     assert_int_equal(pthread_barrier_init(&barrier, NULL, (unsigned)threads), 0);
@@ -224,6 +262,10 @@ static void run_workers(bitt_store *store, int threads)
         for (int i = 0; i < WRITES; i++)
             all[n++] = w[t].versions[i];
     }
+    expect_last_shared(store, w, threads);
+    for (int t = 0; t < threads; t++)
+        for (int i = 0; i < WRITES; i++)
+            all[n++] = w[t].shared[i];
     qsort(all, n, sizeof *all, cmp_u64);
     for (size_t i = 1; i < n; i++)
         if (all[i] == all[i - 1])
@@ -258,6 +300,15 @@ static void test_default_pool(void **state)
     int64_t n = sessions(&f, NULL);
     if (n < 1 || n > 16)
         fail_msg("default pool, %d threads: the server saw %lld sessions", THREADS, (long long)n);
+    /* Each t<id>:<i> key was set once, by a transaction of its own unless
+     * its set met others: rows - distinct xmin = sets that shared one. */
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) - count(DISTINCT xmin::text) FROM \"%s\".kv "
+             "WHERE substr(key, 1, 1) = 't'::bytea",
+             f.schema);
+    if (raw_int(sql) < 1)
+        fail_msg("%d threads setting keys: no two sets shared a transaction", THREADS);
     fixture_close(&f);
 }
 
@@ -295,6 +346,66 @@ static void test_killed_sessions_replaced(void **state)
     fixture_close(&f);
 }
 
+typedef struct blocked_set {
+    bitt_store *store;
+    pthread_barrier_t *barrier;
+    int id, rc;
+    char error[256];
+} blocked_set;
+
+static void *blocked_set_main(void *arg)
+{
+    blocked_set *b = arg;
+    char key[32];
+    int klen = snprintf(key, sizeof key, "b%d", b->id);
+    pthread_barrier_wait(b->barrier);
+    b->rc = bitt_kv_set(b->store, key, (size_t)klen, "v", 1, BITT_KIND_BYTES, 0, NULL);
+    snprintf(b->error, sizeof b->error, "%s", bitt_error_last());
+    return NULL;
+}
+
+static void test_failed_group_fails_each_set(void **state)
+{
+    (void)state;
+    fixture f;
+    /* The tables are made under the default timeout (that can take longer
+     * than 300 ms on a busy disk), then the store opened again with 300. */
+    fixture_open(&f, "");
+    assert_int_equal(bitt_kv_set(f.store, "made", 4, "v", 1, BITT_KIND_BYTES, 0, NULL), BITT_OK);
+    bitt_store_close(f.store);
+    f.store = store_open(&f, "&statement_timeout=300");
+    /* Every upsert waits for this lock until its statement times out. */
+    PGconn *c = raw();
+    char sql[128];
+    snprintf(sql, sizeof sql, "BEGIN; LOCK TABLE \"%s\".kv IN ACCESS EXCLUSIVE MODE", f.schema);
+    PGresult *r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+    PQclear(r);
+    static blocked_set b[THREADS];
+    pthread_t th[THREADS];
+    pthread_barrier_t barrier;
+    assert_int_equal(pthread_barrier_init(&barrier, NULL, THREADS), 0);
+    for (int t = 0; t < THREADS; t++) {
+        b[t] = (blocked_set){.store = f.store, .barrier = &barrier, .id = t};
+        assert_int_equal(pthread_create(&th[t], NULL, blocked_set_main, &b[t]), 0);
+    }
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&barrier);
+    PQclear(PQexec(c, "ROLLBACK"));
+    PQfinish(c);
+    for (int t = 0; t < THREADS; t++)
+        if (b[t].rc != BITT_EBUSY || !strstr(b[t].error, "statement timeout"))
+            fail_msg("set %d under the lock: %d \"%s\" (want BITT_EBUSY, the timeout)", t, b[t].rc,
+                     b[t].error);
+    /* None was written; the store works again. */
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM \"%s\".kv", f.schema);
+    assert_int_equal(raw_int(sql), 1);
+    assert_int_equal(bitt_kv_set(f.store, "b0", 2, "w", 1, BITT_KIND_BYTES, 0, NULL), BITT_OK);
+    fixture_close(&f);
+}
+
 static void test_pool_option_refused(void **state)
 {
     (void)state;
@@ -321,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_default_pool),
         cmocka_unit_test(test_one_thread_one_connection),
         cmocka_unit_test(test_killed_sessions_replaced),
+        cmocka_unit_test(test_failed_group_fails_each_set),
         cmocka_unit_test(test_pool_option_refused),
     };
     return cmocka_run_group_tests(tests, need_server, NULL);
