@@ -2,9 +2,11 @@ package bitt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -101,13 +103,15 @@ func newCombiner(s *Store, backend string) *combiner {
 }
 
 // do runs op: as a leader (with the calls queued meanwhile), or by waiting
-// for a leader to run it.
-func (c *combiner) do(op *kvOp) {
+// for a leader to run it. A call still queued when ctx ends leaves the
+// queue with ctx's error; one a leader has taken waits for its result (its
+// cgo call cannot be interrupted, and ends within the store's timeout).
+func (c *combiner) do(ctx context.Context, op *kvOp) {
 	c.mu.Lock()
 	if c.leaders >= c.leadCap {
 		c.pending = append(c.pending, op)
 		c.mu.Unlock()
-		if !<-op.wake {
+		if !c.wait(ctx, op) {
 			return
 		}
 		// a leader handed its turn over (it took op off pending)
@@ -194,6 +198,29 @@ func (c *combiner) call(l *lane, fn func(uintptr, []byte, []byte) int) (reader, 
 		body = bytes.Clone(body) // entries alias it; the next batch reuses scratch
 	}
 	return reader{b: body}, nil
+}
+
+// wait parks a queued op until a leader wakes it (true: lead the next
+// batch) or ctx ends while it is still queued (op.err is set).
+func (c *combiner) wait(ctx context.Context, op *kvOp) bool {
+	var done <-chan struct{} // nil (never) for a nil ctx
+	if ctx != nil {
+		done = ctx.Done()
+	}
+	select {
+	case lead := <-op.wake:
+		return lead
+	case <-done:
+	}
+	c.mu.Lock()
+	if i := slices.Index(c.pending, op); i >= 0 {
+		c.pending = slices.Delete(c.pending, i, i+1)
+		c.mu.Unlock()
+		op.err = ctxErr(ctx)
+		return false
+	}
+	c.mu.Unlock()
+	return <-op.wake // a leader took it: its result, or the lead, is on the way
 }
 
 // run makes the one cgo call of a batch and hands each op its result.

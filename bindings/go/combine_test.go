@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -92,4 +93,79 @@ func combinedCallsKeepTheirResults(t *testing.T, s *Store) {
 func TestCombinedCallsAfterClose(t *testing.T) {
 	closeWhileWriting(t, redisT(t, "combclose"))
 	closeWhileWriting(t, postgresT(t, "combclose"))
+}
+
+// psql runs sql on the test server with psql (PostgreSQL's client, which
+// the server's packages install) and returns its output.
+func psql(t *testing.T, sql string) string {
+	t.Helper()
+	out, err := exec.Command("psql", "-X", "-q", "-tA", "-v", "ON_ERROR_STOP=1",
+		os.Getenv("BITT_TEST_POSTGRES_URL"), "-c", sql).CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql %q: %v: %s", sql, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// A get queued behind running reads leaves the queue when its context
+// ends; one with a live context still gets its value. The reads are held
+// up by a lock another session takes on the table, so which calls are
+// running and which are queued is known (no timing is asserted).
+func TestQueuedGetHonoursItsContext(t *testing.T) {
+	base := os.Getenv("BITT_TEST_POSTGRES_URL")
+	if base == "" {
+		t.Fatal("BITT_TEST_POSTGRES_URL is not set (scripts/test starts a server and sets it)")
+	}
+	if _, err := exec.LookPath("psql"); err != nil {
+		t.Fatal("psql is not on PATH (scripts/install-deps installs it with the server)")
+	}
+	ctx := context.Background()
+	tag := fmt.Sprintf("combctx%d", time.Now().UnixNano()%1e9)
+	url := base + "?schema=" + tag + "&application_name=" + tag
+	// the tables are made before the lock is taken
+	if _, err := openT(t, url).KV.Set(ctx, []byte("k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	s := openT(t, url)
+	locker := exec.Command("psql", "-X", "-q", base, "-c", "BEGIN; LOCK TABLE "+tag+
+		".kv IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;")
+	if err := locker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Wait()
+	until := func(what, sql, want string) {
+		for i := 0; psql(t, sql) != want; i++ {
+			if i == 200 {
+				t.Fatalf("%s: never", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	until("the lock", "SELECT count(*) FROM pg_locks WHERE relation = to_regclass('"+tag+
+		".kv') AND mode = 'AccessExclusiveLock' AND granted", "1")
+
+	results := make(chan error, 3)
+	get := func(ctx context.Context) {
+		e, err := s.KV.Get(ctx, []byte("k"))
+		if err == nil && (e == nil || string(e.Value) != "v") {
+			err = fmt.Errorf("got %+v", e)
+		}
+		results <- err
+	}
+	// two leaders (the most that run at once), each held by the lock
+	go get(ctx)
+	go get(ctx)
+	until("two gets waiting for the lock", "SELECT count(*) FROM pg_stat_activity WHERE "+
+		"application_name = '"+tag+"' AND wait_event_type = 'Lock'", "2")
+	go get(ctx) // queued; read in the next batch
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if e, err := s.KV.Get(short, []byte("k")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a queued get whose context ended: %+v, %v (want context.DeadlineExceeded)", e, err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := <-results; err != nil {
+			t.Fatalf("get %d: %v", i, err)
+		}
+	}
 }

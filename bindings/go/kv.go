@@ -42,7 +42,7 @@ func (kv *KV) Get(ctx context.Context, key []byte) (*Entry, error) {
 	}
 	op := kvOps.Get().(*kvOp)
 	op.key = key
-	kv.s.comb.do(op)
+	kv.s.comb.do(ctx, op)
 	e, err := op.entry, op.err
 	op.reset()
 	return e, err
@@ -64,7 +64,7 @@ func (kv *KV) Set(ctx context.Context, key, value []byte, opts ...Option) (uint6
 	}
 	op := kvOps.Get().(*kvOp)
 	op.set, op.key, op.val, op.kind, op.ttl = true, key, value, o.kind, o.ttl
-	kv.s.comb.do(op)
+	kv.s.comb.do(ctx, op)
 	ver, err := op.version, op.err
 	op.reset()
 	return ver, err
