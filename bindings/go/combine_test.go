@@ -109,8 +109,9 @@ func psql(t *testing.T, sql string) string {
 
 // A get queued behind running reads leaves the queue when its context
 // ends; one with a live context still gets its value. The reads are held
-// up by a lock another session takes on the table, so which calls are
-// running and which are queued is known (no timing is asserted).
+// up by a lock another session takes on the table until the checks end
+// that session, so which calls are running and which are queued is known
+// (no timing is asserted).
 func TestQueuedGetHonoursItsContext(t *testing.T) {
 	base := os.Getenv("BITT_TEST_POSTGRES_URL")
 	if base == "" {
@@ -127,12 +128,18 @@ func TestQueuedGetHonoursItsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := openT(t, url)
-	locker := exec.Command("psql", "-X", "-q", base, "-c", "BEGIN; LOCK TABLE "+tag+
-		".kv IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;")
+	// The lock is held until the checks below end its session (or 20 s pass).
+	locker := exec.Command("psql", "-X", "-q", base+"?application_name="+tag+"_lock", "-c",
+		"BEGIN; LOCK TABLE "+tag+".kv IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(20); COMMIT;")
 	if err := locker.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer locker.Wait()
+	unlock := func() {
+		psql(t, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "+
+			"WHERE application_name = '"+tag+"_lock'")
+	}
+	defer locker.Wait() // it fails: its session is ended on purpose
+	defer unlock()
 	until := func(what, sql, want string) {
 		for i := 0; psql(t, sql) != want; i++ {
 			if i == 200 {
@@ -163,6 +170,7 @@ func TestQueuedGetHonoursItsContext(t *testing.T) {
 	if e, err := s.KV.Get(short, []byte("k")); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a queued get whose context ended: %+v, %v (want context.DeadlineExceeded)", e, err)
 	}
+	unlock()
 	for i := 0; i < 3; i++ {
 		if err := <-results; err != nil {
 			t.Fatalf("get %d: %v", i, err)
