@@ -34,6 +34,7 @@ import (
 // measured slower (each batch waits for its slowest commit). On
 // memory and SQLite calls on one store run one at a time anyway (README,
 // "Threads"), so nothing is combined.
+
 // kvOp is one queued call and its result.
 type kvOp struct {
 	set      bool
