@@ -1,7 +1,12 @@
 /*
- * Atomic commits: a builder that copies and checks every op as it is added
- * (so a bad op is refused at once and the txn stays usable), then hands the
- * whole list to the backend's one commit path.
+ * Atomic commits: a builder that copies and checks every op as it is added,
+ * then hands the whole list to the backend's one commit path.
+ *
+ * A refused op fails the whole txn: code that ignores an op's status (or a
+ * binding that reports it only later) must never commit the other ops
+ * without it, a set without the check that guarded it. So the first failure
+ * is kept; every later op returns it, and the commit returns it with its
+ * message and writes nothing.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +19,8 @@ struct bitt_txn {
     size_t count;
     size_t cap;
     int committed;
+    int failed;              /* an op was refused: first holds why */
+    bitt__error_state first; /* the first refusal, code and message */
 };
 
 int bitt_txn_begin(bitt_store *store, bitt_txn **out)
@@ -47,12 +54,35 @@ static size_t text_size(const char *s)
     return s ? strlen(s) + 1 : 0;
 }
 
+/* The status of an op call: a refusal (rc < 0) of the first failing op is
+ * kept, and the txn is failed from then on. */
+static int settle(bitt_txn *txn, int rc)
+{
+    if (rc < 0 && txn && !txn->failed && !txn->committed) {
+        txn->failed = 1;
+        bitt__error_save(&txn->first);
+    }
+    return rc;
+}
+
+/* Whether an op may still be added: not after the commit, nor once an op
+ * was refused (that refusal again, naming it as the earlier one). */
+static int open_for_ops(bitt_txn *txn)
+{
+    if (!txn)
+        return bitt__fail(BITT_EINVAL, "txn must not be NULL");
+    if (txn->committed)
+        return bitt__fail(BITT_EUSAGE, "txn was already committed; begin a new one");
+    if (txn->failed)
+        return bitt__fail(txn->first.code, "txn already failed (it will not commit): %s",
+                          txn->first.message);
+    return BITT_OK;
+}
+
 /* Appends op with private copies of every byte string it points to (key,
  * value, dedup key, names), in one allocation freed with the op's key. */
 static int push(bitt_txn *txn, bitt_op op)
 {
-    if (txn->committed)
-        return bitt__fail(BITT_EUSAGE, "txn was already committed; begin a new one");
     if (txn->count == BITT_TXN_OPS_MAX)
         return bitt__fail(BITT_ETOOLARGE, "a txn holds at most %d checks and mutations",
                           BITT_TXN_OPS_MAX);
@@ -82,103 +112,107 @@ static int push(bitt_txn *txn, bitt_op op)
     return BITT_OK;
 }
 
-static int check_txn_key(bitt_txn *txn, const void *key, size_t key_len)
-{
-    if (!txn)
-        return bitt__fail(BITT_EINVAL, "txn must not be NULL");
-    return bitt__check_key(txn->store, key, key_len);
-}
-
 int bitt_txn_check(bitt_txn *txn, const void *key, size_t key_len, uint64_t version)
 {
     bitt__error_reset();
-    int rc = check_txn_key(txn, key, key_len);
-    if (rc)
-        return rc;
-    return push(
-        txn, (bitt_op){.type = BITT_OP_CHECK, .key = key, .key_len = key_len, .version = version});
+    int rc = open_for_ops(txn);
+    if (!rc)
+        rc = bitt__check_key(txn->store, key, key_len);
+    if (!rc)
+        rc = push(
+            txn,
+            (bitt_op){.type = BITT_OP_CHECK, .key = key, .key_len = key_len, .version = version});
+    return settle(txn, rc);
 }
 
 int bitt_txn_set(bitt_txn *txn, const void *key, size_t key_len, const void *value,
                  size_t value_len, int kind, int64_t ttl_ms)
 {
     bitt__error_reset();
-    int rc = check_txn_key(txn, key, key_len);
+    int rc = open_for_ops(txn);
+    if (!rc)
+        rc = bitt__check_key(txn->store, key, key_len);
     if (!rc)
         rc = bitt__check_value(txn->store, kind, value, value_len);
     if (!rc)
         rc = bitt__check_ttl(ttl_ms);
-    if (rc)
-        return rc;
-    return push(txn, (bitt_op){.type = BITT_OP_SET,
-                               .key = key,
-                               .key_len = key_len,
-                               .value = value,
-                               .value_len = value_len,
-                               .kind = kind,
-                               .ttl_ms = ttl_ms});
+    if (!rc)
+        rc = push(txn, (bitt_op){.type = BITT_OP_SET,
+                                 .key = key,
+                                 .key_len = key_len,
+                                 .value = value,
+                                 .value_len = value_len,
+                                 .kind = kind,
+                                 .ttl_ms = ttl_ms});
+    return settle(txn, rc);
 }
 
 int bitt_txn_delete(bitt_txn *txn, const void *key, size_t key_len)
 {
     bitt__error_reset();
-    int rc = check_txn_key(txn, key, key_len);
-    if (rc)
-        return rc;
-    return push(txn, (bitt_op){.type = BITT_OP_DELETE, .key = key, .key_len = key_len});
+    int rc = open_for_ops(txn);
+    if (!rc)
+        rc = bitt__check_key(txn->store, key, key_len);
+    if (!rc)
+        rc = push(txn, (bitt_op){.type = BITT_OP_DELETE, .key = key, .key_len = key_len});
+    return settle(txn, rc);
 }
 
 int bitt_txn_sum(bitt_txn *txn, const void *key, size_t key_len, int64_t delta)
 {
     bitt__error_reset();
-    int rc = check_txn_key(txn, key, key_len);
-    if (rc)
-        return rc;
-    return push(txn,
-                (bitt_op){.type = BITT_OP_SUM, .key = key, .key_len = key_len, .delta = delta});
+    int rc = open_for_ops(txn);
+    if (!rc)
+        rc = bitt__check_key(txn->store, key, key_len);
+    if (!rc)
+        rc = push(txn,
+                  (bitt_op){.type = BITT_OP_SUM, .key = key, .key_len = key_len, .delta = delta});
+    return settle(txn, rc);
 }
 
 int bitt_txn_enqueue(bitt_txn *txn, const char *topic, const void *payload, size_t payload_len,
                      int kind, const bitt_enqueue_options *opts)
 {
     bitt__error_reset();
-    if (!txn)
-        return bitt__fail(BITT_EINVAL, "txn must not be NULL");
     bitt_op op;
-    int rc = bitt__enqueue_op(txn->store, topic, payload, payload_len, kind, opts, &op);
-    return rc ? rc : push(txn, op);
+    int rc = open_for_ops(txn);
+    if (!rc)
+        rc = bitt__enqueue_op(txn->store, topic, payload, payload_len, kind, opts, &op);
+    if (!rc)
+        rc = push(txn, op);
+    return settle(txn, rc);
 }
 
 int bitt_txn_fence(bitt_txn *txn, const char *name, const char *owner, uint64_t epoch)
 {
     bitt__error_reset();
-    if (!txn)
-        return bitt__fail(BITT_EINVAL, "txn must not be NULL");
-    int rc = bitt__check_name(name, "lease name");
+    int rc = open_for_ops(txn);
+    if (!rc)
+        rc = bitt__check_name(name, "lease name");
     if (!rc)
         rc = bitt__check_name(owner, "lease owner");
-    if (rc)
-        return rc;
-    return push(txn,
-                (bitt_op){.type = BITT_OP_FENCE, .name = name, .owner = owner, .version = epoch});
+    if (!rc)
+        rc = push(txn,
+                  (bitt_op){.type = BITT_OP_FENCE, .name = name, .owner = owner, .version = epoch});
+    return settle(txn, rc);
 }
 
 int bitt_txn_outbox_append(bitt_txn *txn, const char *stream, const void *event, size_t event_len,
                            int kind)
 {
     bitt__error_reset();
-    if (!txn)
-        return bitt__fail(BITT_EINVAL, "txn must not be NULL");
-    int rc = bitt__check_name(stream, "outbox stream");
+    int rc = open_for_ops(txn);
+    if (!rc)
+        rc = bitt__check_name(stream, "outbox stream");
     if (!rc)
         rc = bitt__check_value(txn->store, kind, event, event_len);
-    if (rc)
-        return rc;
-    return push(txn, (bitt_op){.type = BITT_OP_OUTBOX_APPEND,
-                               .name = stream,
-                               .value = event,
-                               .value_len = event_len,
-                               .kind = kind});
+    if (!rc)
+        rc = push(txn, (bitt_op){.type = BITT_OP_OUTBOX_APPEND,
+                                 .name = stream,
+                                 .value = event,
+                                 .value_len = event_len,
+                                 .kind = kind});
+    return settle(txn, rc);
 }
 
 int bitt_txn_commit(bitt_txn *txn, uint64_t *version_out)
@@ -189,6 +223,10 @@ int bitt_txn_commit(bitt_txn *txn, uint64_t *version_out)
     if (txn->committed)
         return bitt__fail(BITT_EUSAGE, "txn was already committed; begin a new one");
     txn->committed = 1;
+    if (txn->failed) { /* nothing is written: the txn lost an op */
+        bitt__error_restore(&txn->first);
+        return txn->first.code;
+    }
     return bitt__run_commit(txn->store, txn->ops, txn->count, version_out);
 }
 

@@ -332,6 +332,12 @@ BITT_API int bitt_kv_purge_expired(bitt_store *store, uint64_t *removed_out);
  * new versionstamp. Checks are evaluated first, against the committed state;
  * mutations then apply in the order given, each seeing the ones before it.
  * A txn commits once; it is freed with bitt_txn_free() in any case.
+ *
+ * A refused op (a bad argument, a limit, out of memory) fails the whole txn:
+ * every later op call returns that same status, and bitt_txn_commit returns
+ * it with its message and writes nothing. So code that ignores an op's
+ * status can never commit the other ops without it (a set without the check
+ * that guarded it).
  */
 typedef struct bitt_txn bitt_txn;
 
@@ -344,7 +350,8 @@ BITT_API int bitt_txn_delete(bitt_txn *txn, const void *key, size_t key_len);
 /* bitt_kv_increment inside the commit (a created key has no TTL). */
 BITT_API int bitt_txn_sum(bitt_txn *txn, const void *key, size_t key_len, int64_t delta);
 /* BITT_OK with the commit's versionstamp, BITT_ECONFLICT when a check
- * failed, or another error; nothing is written unless BITT_OK. */
+ * failed, the status of the first refused op, or another error; nothing is
+ * written unless BITT_OK. */
 BITT_API int bitt_txn_commit(bitt_txn *txn, uint64_t *version_out);
 BITT_API void bitt_txn_free(bitt_txn *txn);
 

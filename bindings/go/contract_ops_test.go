@@ -119,30 +119,45 @@ func (r *run) doList(s obj, limit int) (int, res) {
 	return 0, res{"entries": entries, "cursor": cur, "pages": bi(int64(pages))}
 }
 
+// refusedStatus is the error status a txn action's add must give
+// (`refused`), 0 without one.
+func refusedStatus(a obj) int {
+	v, has := a["refused"]
+	if !has {
+		return 0
+	}
+	name, _ := v.(string)
+	code, known := statusCodes[name]
+	if !known || code >= 0 {
+		brokenf("a txn action's refused must name an error status: %v", v)
+	}
+	return code
+}
+
 func (r *run) txnAction(h uintptr, a obj) int {
 	switch a["op"] {
 	case "check":
-		checkMembers(a, []string{"op", "key", "version"}, "check")
+		checkMembers(a, []string{"op", "key", "version", "refused"}, "check")
 		return r.call(raw.Bitt_txn_check(h, bstr(a["key"]), r.idnum(a["version"])))
 	case "set":
-		checkMembers(a, []string{"op", "key", "value", "kind", "ttl"}, "set")
+		checkMembers(a, []string{"op", "key", "value", "kind", "ttl", "refused"}, "set")
 		return r.call(raw.Bitt_txn_set(h, bstr(a["key"]), bstr(get(a, "value", "")), kind(a["kind"]),
 			i64(get(a, "ttl", zero))))
 	case "delete":
-		checkMembers(a, []string{"op", "key"}, "delete")
+		checkMembers(a, []string{"op", "key", "refused"}, "delete")
 		return r.call(raw.Bitt_txn_delete(h, bstr(a["key"])))
 	case "sum":
-		checkMembers(a, []string{"op", "key", "delta"}, "sum")
+		checkMembers(a, []string{"op", "key", "delta", "refused"}, "sum")
 		return r.call(raw.Bitt_txn_sum(h, bstr(a["key"]), i64(a["delta"])))
 	case "enqueue":
-		checkMembers(a, []string{"op", "topic", "payload", "kind", "delay", "max_attempts", "dedup"}, "enqueue")
+		checkMembers(a, []string{"op", "topic", "payload", "kind", "delay", "max_attempts", "dedup", "refused"}, "enqueue")
 		return r.call(raw.Bittw_txn_enqueue(h, name(a["topic"]), bstr(get(a, "payload", "")), kind(a["kind"]),
 			i64(get(a, "delay", zero)), uint(u64(get(a, "max_attempts", zero))), optBstr(a["dedup"])))
 	case "fence":
-		checkMembers(a, []string{"op", "name", "owner", "epoch"}, "fence")
+		checkMembers(a, []string{"op", "name", "owner", "epoch", "refused"}, "fence")
 		return r.call(raw.Bitt_txn_fence(h, name(a["name"]), name(a["owner"]), r.idnum(a["epoch"])))
 	case "outbox_append":
-		checkMembers(a, []string{"op", "stream", "event", "kind"}, "outbox_append")
+		checkMembers(a, []string{"op", "stream", "event", "kind", "refused"}, "outbox_append")
 		return r.call(raw.Bitt_txn_outbox_append(h, name(a["stream"]), bstr(get(a, "event", "")), kind(a["kind"])))
 	}
 	brokenf("unknown txn action %v", a["op"])
@@ -296,8 +311,19 @@ func (r *run) txn(s obj) (int, res) {
 		return st, res{}
 	}
 	defer raw.Bitt_txn_free(h)
-	for _, a := range expandCopies(s["actions"].(arr)) {
-		if st := r.txnAction(h, a.(obj)); st != 0 {
+	actions := expandCopies(s["actions"].(arr))
+	anyway := false // an action with `refused`: add them all, then commit
+	for _, a := range actions {
+		_, has := a.(obj)["refused"]
+		anyway = anyway || has
+	}
+	for i, a := range actions {
+		st := r.txnAction(h, a.(obj))
+		if anyway {
+			if want := refusedStatus(a.(obj)); st != want {
+				mismatchf("txn action %d gave %s, expected %s", i, statusName(st), statusName(want))
+			}
+		} else if st != 0 {
 			return st, res{}
 		}
 	}

@@ -44,30 +44,38 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
     return [0, { entries, cursor: cur, pages }];
   }
 
+  /* The error status a txn action's add must give (`refused`), 0 without one. */
+  function refusedStatus(a) {
+    if (!has(a, 'refused')) return 0;
+    const code = typeof a.refused === 'string' ? F.STATUS[a.refused] : undefined;
+    if (code === undefined || code >= 0) throw new Broken(`a txn action's refused must name an error status: ${a.refused}`);
+    return code;
+  }
+
   function txnAction(run, txn, a) {
     const t = (fn, ...args) => run.call(fn, txn, ...args);
     switch (a.op) {
       case 'check':
-        F.checkMembers(a, ['op', 'key', 'version'], 'check');
+        F.checkMembers(a, ['op', 'key', 'version', 'refused'], 'check');
         return t('bitt_txn_check', bstr(a.key), num(run.variable(a.version)));
       case 'set':
-        F.checkMembers(a, ['op', 'key', 'value', 'kind', 'ttl'], 'set');
+        F.checkMembers(a, ['op', 'key', 'value', 'kind', 'ttl', 'refused'], 'set');
         return t('bitt_txn_set', bstr(a.key), bstr(a.value ?? ''), kind(a.kind), num(a.ttl ?? 0));
       case 'delete':
-        F.checkMembers(a, ['op', 'key'], 'delete');
+        F.checkMembers(a, ['op', 'key', 'refused'], 'delete');
         return t('bitt_txn_delete', bstr(a.key));
       case 'sum':
-        F.checkMembers(a, ['op', 'key', 'delta'], 'sum');
+        F.checkMembers(a, ['op', 'key', 'delta', 'refused'], 'sum');
         return t('bitt_txn_sum', bstr(a.key), num(a.delta));
       case 'enqueue':
-        F.checkMembers(a, ['op', 'topic', 'payload', 'kind', 'delay', 'max_attempts', 'dedup'], 'enqueue');
+        F.checkMembers(a, ['op', 'topic', 'payload', 'kind', 'delay', 'max_attempts', 'dedup', 'refused'], 'enqueue');
         return t('bittw_txn_enqueue', name(a.topic), bstr(a.payload ?? ''), kind(a.kind), num(a.delay ?? 0),
           num(a.max_attempts ?? 0), optBstr(a.dedup));
       case 'fence':
-        F.checkMembers(a, ['op', 'name', 'owner', 'epoch'], 'fence');
+        F.checkMembers(a, ['op', 'name', 'owner', 'epoch', 'refused'], 'fence');
         return t('bitt_txn_fence', name(a.name), name(a.owner), run.idnum(a.epoch));
       case 'outbox_append':
-        F.checkMembers(a, ['op', 'stream', 'event', 'kind'], 'outbox_append');
+        F.checkMembers(a, ['op', 'stream', 'event', 'kind', 'refused'], 'outbox_append');
         return t('bitt_txn_outbox_append', name(a.stream), bstr(a.event ?? ''), kind(a.kind));
       default:
         throw new Broken(`unknown txn action ${a.op}`);
@@ -82,9 +90,16 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
     const txn = r[0];
     const sync = Object.assign(Object.create(run), { R: native, mode: 'sync' });
     try {
-      for (const a of F.expandCopies(s.actions)) {
+      const actions = F.expandCopies(s.actions);
+      const anyway = actions.some((a) => has(a, 'refused')); // add them all, then commit
+      for (const [i, a] of actions.entries()) {
         const [ast] = await txnAction(sync, txn, a);
-        if (ast !== 0) return [ast, {}];
+        if (anyway) {
+          const want = refusedStatus(a);
+          if (ast !== want) {
+            throw new Mismatch(`txn action ${i} gave ${F.STATUS_NAME[ast] ?? ast}, expected ${F.STATUS_NAME[want]}`);
+          }
+        } else if (ast !== 0) return [ast, {}];
       }
       [st, r] = await run.call('bitt_txn_commit', txn);
       const res = { version: st === 0 ? r[0] : null };

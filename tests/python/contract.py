@@ -308,32 +308,42 @@ def do_list(run, s, limit):
     return 0, {"entries": entries, "cursor": cur, "pages": pages}
 
 
+def refused_status(a):
+    """The error status a txn action's add must give (`refused`), 0 without one."""
+    if "refused" not in a:
+        return 0
+    code = STATUS.get(a["refused"]) if isinstance(a["refused"], str) else None
+    if code is None or code >= 0:
+        raise Broken(f"a txn action's refused must name an error status: {a['refused']!r}")
+    return code
+
+
 def txn_action(run, txn, a):
     op = a["op"]
     if op == "check":
-        check_members(a, ["op", "key", "version"], "check")
+        check_members(a, ["op", "key", "version", "refused"], "check")
         return run.call(raw.bitt_txn_check, txn, bstr(a["key"]), num(run.var(a["version"])))
     if op == "set":
-        check_members(a, ["op", "key", "value", "kind", "ttl"], "set")
+        check_members(a, ["op", "key", "value", "kind", "ttl", "refused"], "set")
         return run.call(raw.bitt_txn_set, txn, bstr(a["key"]), bstr(a.get("value", "")),
                         kind(a.get("kind")), num(a.get("ttl", 0)))
     if op == "delete":
-        check_members(a, ["op", "key"], "delete")
+        check_members(a, ["op", "key", "refused"], "delete")
         return run.call(raw.bitt_txn_delete, txn, bstr(a["key"]))
     if op == "sum":
-        check_members(a, ["op", "key", "delta"], "sum")
+        check_members(a, ["op", "key", "delta", "refused"], "sum")
         return run.call(raw.bitt_txn_sum, txn, bstr(a["key"]), num(a["delta"]))
     if op == "enqueue":
-        check_members(a, ["op", "topic", "payload", "kind", "delay", "max_attempts", "dedup"], "enqueue")
+        check_members(a, ["op", "topic", "payload", "kind", "delay", "max_attempts", "dedup", "refused"], "enqueue")
         return run.call(raw.bittw_txn_enqueue, txn, name(a["topic"]), bstr(a.get("payload", "")),
                         kind(a.get("kind")), num(a.get("delay", 0)), num(a.get("max_attempts", 0)),
                         opt_bstr(a.get("dedup")))
     if op == "fence":
-        check_members(a, ["op", "name", "owner", "epoch"], "fence")
+        check_members(a, ["op", "name", "owner", "epoch", "refused"], "fence")
         return run.call(raw.bitt_txn_fence, txn, name(a["name"]), name(a["owner"]),
                         run.idnum(a["epoch"]))
     if op == "outbox_append":
-        check_members(a, ["op", "stream", "event", "kind"], "outbox_append")
+        check_members(a, ["op", "stream", "event", "kind", "refused"], "outbox_append")
         return run.call(raw.bitt_txn_outbox_append, txn, name(a["stream"]),
                         bstr(a.get("event", "")), kind(a.get("kind")))
     raise Broken(f"unknown txn action {op}")
@@ -403,9 +413,16 @@ def exec_step(run, s):
             return st, {}
         txn = r[0]
         try:
-            for a in expand_copies(s["actions"]):
+            actions = expand_copies(s["actions"])
+            anyway = any("refused" in a for a in actions)  # add all, then commit
+            for i, a in enumerate(actions):
                 ast, _ = txn_action(run, txn, a)
-                if ast != 0:
+                if anyway:
+                    want = refused_status(a)
+                    if ast != want:
+                        raise Mismatch(f"txn action {i} gave {STATUS_NAME.get(ast, ast)}, "
+                                       f"expected {STATUS_NAME[want]}")
+                elif ast != 0:
                     return ast, {}
             st, r = run.call(raw.bitt_txn_commit, txn)
             res = {"version": r[0] if st == 0 else None}

@@ -253,7 +253,13 @@ static void exec_txn(bitt_store *s, const ct_op *op, ct_result *r)
         case ACT_SUM: rc = bitt_txn_sum(t, arg(&a->key), a->key.n, a->delta); break;
         default: rc = ct_exec_module_action(t, a); break;
         }
-        if (rc) {
+        if (op->commit_anyway) { /* the refusals are expected: the commit is the step */
+            if (rc != a->refused)
+                problem(r, "txn action %zu gave %s (%d: %s), expected %s", i, ct_status_name(rc),
+                        rc, rc < 0 ? bitt_error_last() : "", ct_status_name(a->refused));
+            else if (rc < 0 && (bitt_error_last_code() != rc || !bitt_error_last()[0]))
+                problem(r, "txn action %zu gave %s without its last error", i, ct_status_name(rc));
+        } else if (rc) {
             capture(r, rc);
             bitt_txn_free(t);
             return;

@@ -116,6 +116,7 @@ typedef struct ct_action {
     int has_dedup;
     int64_t delay; /* enqueue */
     uint32_t max_attempts;
+    int refused; /* the status its add must give (`refused`), 0 = ok */
 } ct_action;
 
 typedef struct ct_op {
@@ -133,6 +134,7 @@ typedef struct ct_op {
     char *cursor; /* NULL: none */
     ct_action *actions;
     size_t nactions;
+    int commit_anyway; /* an action has `refused`: add them all, then commit */
     const js_value *recommit;
     int64_t num;         /* clock.set now, clock.advance ms */
     size_t count, width; /* fill */

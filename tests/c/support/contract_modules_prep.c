@@ -433,10 +433,10 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
 
 int ct_prepare_module_action(ct_run *run, const js_value *a, const char *o, ct_action *out)
 {
-    static const char *const N_ENQUEUE[] = {"op",    "topic",        "payload", "kind",
-                                            "delay", "max_attempts", "dedup",   NULL};
-    static const char *const N_FENCE[] = {"op", "name", "owner", "epoch", NULL};
-    static const char *const N_OUTBOX[] = {"op", "stream", "event", "kind", NULL};
+    static const char *const N_ENQUEUE[] = {"op",           "topic", "payload", "kind", "delay",
+                                            "max_attempts", "dedup", "refused", NULL};
+    static const char *const N_FENCE[] = {"op", "name", "owner", "epoch", "refused", NULL};
+    static const char *const N_OUTBOX[] = {"op", "stream", "event", "kind", "refused", NULL};
     const js_value *v;
     if (!strcmp(o, "enqueue")) {
         out->type = ACT_ENQUEUE;

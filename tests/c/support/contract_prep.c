@@ -85,10 +85,23 @@ static int expanded(ct_run *run, const js_value *arr, const char *what, size_t *
     return 0;
 }
 
+/* `refused`: the status name the action's add must give. */
+static int prep_refused(ct_run *run, const js_value *a, ct_action *out)
+{
+    const js_value *refused = js_get(a, "refused");
+    if (!refused)
+        return 0;
+    int code = refused->type == JS_STRING ? ct_status_code(refused->str) : 0;
+    if (code >= 0 || code == -100) /* -100: no such name */
+        return ct_broken(run, "a txn action's refused must name an error status");
+    out->refused = code;
+    return 1;
+}
+
 static int prep_action(ct_run *run, const js_value *a, ct_action *out)
 {
-    static const char *const names[] = {"op",  "key",   "value",   "kind",
-                                        "ttl", "delta", "version", NULL};
+    static const char *const names[] = {"op",    "key",     "value",   "kind", "ttl",
+                                        "delta", "version", "refused", NULL};
     const js_value *op = js_get(a, "op");
     if (!op || op->type != JS_STRING)
         return ct_broken(run, "a txn action needs an op");
@@ -157,6 +170,11 @@ static int prep_txn(ct_run *run, const js_value *step, ct_op *op)
         }
         ct_action a = {0};
         int rc = prep_action(run, e, &a);
+        if (!rc) {
+            int refused = prep_refused(run, e, &a);
+            rc = refused < 0 ? -1 : 0;
+            op->commit_anyway |= refused > 0;
+        }
         for (size_t k = 0; k < copies && !rc; k++) {
             ct_action *d = &op->actions[op->nactions++];
             *d = a;
