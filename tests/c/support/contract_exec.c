@@ -235,6 +235,7 @@ static void exec_list(bitt_store *s, const ct_op *op, ct_result *r)
 
 static void exec_txn(bitt_store *s, const ct_op *op, ct_result *r)
 {
+    char first_refusal[512] = ""; /* with commit_anyway: the commit's message */
     bitt_txn *t = NULL;
     int rc = bitt_txn_begin(s, &t);
     if (rc) {
@@ -254,6 +255,8 @@ static void exec_txn(bitt_store *s, const ct_op *op, ct_result *r)
         default: rc = ct_exec_module_action(t, a); break;
         }
         if (op->commit_anyway) { /* the refusals are expected: the commit is the step */
+            if (rc < 0 && !first_refusal[0])
+                snprintf(first_refusal, sizeof first_refusal, "%s", bitt_error_last());
             if (rc != a->refused)
                 problem(r, "txn action %zu gave %s (%d: %s), expected %s", i, ct_status_name(rc),
                         rc, rc < 0 ? bitt_error_last() : "", ct_status_name(a->refused));
@@ -269,6 +272,9 @@ static void exec_txn(bitt_store *s, const ct_op *op, ct_result *r)
     rc = bitt_txn_commit(t, &v);
     capture(r, rc);
     r->version = v;
+    if (first_refusal[0] && rc < 0 && strcmp(first_refusal, bitt_error_last()))
+        problem(r, "the commit's message \"%s\" is not the first refusal's \"%s\"",
+                bitt_error_last(), first_refusal);
     if (op->recommit) {
         v = 0;
         r->recommit_status = bitt_txn_commit(t, &v);
