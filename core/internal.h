@@ -574,6 +574,14 @@ int bitt__enqueue_op(const bitt_store *store, const char *topic, const void *pay
  * the message. */
 int bitt__check_name(const char *name, const char *what);
 
+/* An error text to record (a nack's, an outbox fail's or park's): NULL is
+ * none; longer than max_value_size is BITT_ETOOLARGE naming `what`. Text
+ * that is not UTF-8 gets a cleaned copy in *copy (every invalid sequence
+ * replaced by U+FFFD; the caller frees it and passes it on instead), so
+ * every backend stores the same text; *copy is NULL when error is fine as
+ * it is (core/error_text.c). */
+int bitt__error_text(const bitt_store *store, const char *error, const char *what, char **copy);
+
 /* Reads the store's clock for a backend call and, unless the backend is
  * concurrent, keeps the store locked until bitt__store_leave. Engine state
  * (next_purge) read or written between the two must go through

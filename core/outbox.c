@@ -1,4 +1,5 @@
 /* The outbox: per-stream event logs committed with the state they belong to. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -138,29 +139,24 @@ int bitt_outbox_ack(bitt_store *store, const char *stream, const uint64_t *seqs,
     return rc;
 }
 
-static int check_error_text(const bitt_store *store, const char *error)
-{
-    if (error && strlen(error) > store->limits.max_value_size)
-        return bitt__fail(BITT_ETOOLARGE, "error text of %zu bytes is over the value limit",
-                          strlen(error));
-    return BITT_OK;
-}
-
 int bitt_outbox_fail(bitt_store *store, const char *stream, uint64_t seq, const char *error,
                      int64_t next_attempt_at)
 {
     bitt__error_reset();
     int rc = check_stream(store, stream);
-    if (!rc)
-        rc = check_error_text(store, error);
     if (!rc && next_attempt_at < 0)
         rc = bitt__fail(BITT_EINVAL, "next attempt time must be >= 0 (0 = none)");
+    char *clean = NULL;
+    if (!rc)
+        rc = bitt__error_text(store, error, "error text", &clean);
     if (rc)
         return rc;
     bitt_time t;
     bitt__store_enter(store, &t);
-    rc = store->ops->outbox_fail(store->be, &t, stream, seq, error, next_attempt_at);
+    rc =
+        store->ops->outbox_fail(store->be, &t, stream, seq, clean ? clean : error, next_attempt_at);
     bitt__store_leave(store);
+    free(clean);
     return rc;
 }
 
@@ -169,19 +165,21 @@ int bitt_outbox_park(bitt_store *store, const char *stream, uint64_t seq, int re
 {
     bitt__error_reset();
     int rc = check_stream(store, stream);
-    if (!rc)
-        rc = check_error_text(store, error);
     if (!rc && reason != BITT_PARK_POISON && reason != BITT_PARK_INVALID)
         rc = bitt__fail(BITT_EINVAL,
                         "park reason %d is not BITT_PARK_POISON or "
                         "BITT_PARK_INVALID",
                         reason);
+    char *clean = NULL;
+    if (!rc)
+        rc = bitt__error_text(store, error, "error text", &clean);
     if (rc)
         return rc;
     bitt_time t;
     bitt__store_enter(store, &t);
-    rc = store->ops->outbox_park(store->be, &t, stream, seq, reason, error);
+    rc = store->ops->outbox_park(store->be, &t, stream, seq, reason, clean ? clean : error);
     bitt__store_leave(store);
+    free(clean);
     return rc;
 }
 

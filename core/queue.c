@@ -254,18 +254,19 @@ int bitt_queue_nack(bitt_store *store, const char *topic, uint64_t id, const cha
     int rc = check_delivery(store, topic, id, token);
     if (!rc && delay_ms >= 0)
         rc = bitt__check_duration(delay_ms, 0, "nack delay");
-    if (!rc && error && strlen(error) > store->limits.max_value_size)
-        rc = bitt__fail(BITT_ETOOLARGE, "nack error of %zu bytes is over the value limit",
-                        strlen(error));
     if (!rc && !store->ops->queue_nack)
         rc = bitt__unsupported(store, "queues");
+    char *clean = NULL;
+    if (!rc)
+        rc = bitt__error_text(store, error, "nack error", &clean);
     if (rc)
         return rc;
     bitt_time t;
     bitt__store_enter(store, &t);
-    rc = store->ops->queue_nack(store->be, &t, topic, id, token, error,
+    rc = store->ops->queue_nack(store->be, &t, topic, id, token, clean ? clean : error,
                                 delay_ms < 0 ? -1 : delay_ms, &store->backoff);
     bitt__store_leave(store);
+    free(clean);
     if (!rc)
         bitt__notify_all();
     return rc;

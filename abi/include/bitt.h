@@ -489,7 +489,12 @@ BITT_API int bitt_queue_ack_many(bitt_store *store, const char *topic, const uin
                                  size_t *acked_out);
 /* Gives a delivery back after a failure, recording error (may be NULL).
  * delay_ms < 0 uses the backoff; >= 0 retries after that many ms. On the
- * last attempt the message is dead-lettered instead. */
+ * last attempt the message is dead-lettered instead.
+ *
+ * Error texts (here, bitt_outbox_fail, bitt_outbox_park) are recorded as
+ * UTF-8 on every backend: each invalid sequence of the given bytes (its
+ * maximal subpart) becomes U+FFFD, as Python's errors="replace" decodes;
+ * one longer than max_value_size is BITT_ETOOLARGE. */
 BITT_API int bitt_queue_nack(bitt_store *store, const char *topic, uint64_t id, const char *token,
                              const char *error, int64_t delay_ms);
 /* The lease now ends lease_ms from now (0 hands the message back now). */

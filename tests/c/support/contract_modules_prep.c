@@ -186,7 +186,22 @@ static int opt_text(ct_run *run, const js_value *step, const char *member, char 
     *out = NULL;
     if (!v || v->type == JS_NULL)
         return 0;
-    return ct_text_arg(run, v, member, out);
+    if (v->type == JS_STRING || (v->type == JS_OBJECT && js_get(v, "var")))
+        return ct_text_arg(run, v, member, out);
+    /* any other byte string form: any bytes but NUL (text that is not UTF-8) */
+    ct_bytes b = {0};
+    if (ct_bytes_of(run, v, &b))
+        return -1;
+    int rc = b.n && memchr(b.p, 0, b.n) ? ct_broken(run, "%s cannot hold a NUL byte", member) : 0;
+    if (!rc && !(*out = malloc(b.n + 1)))
+        rc = ct_broken(run, "out of memory");
+    if (!rc) {
+        if (b.n)
+            memcpy(*out, b.p, b.n);
+        (*out)[b.n] = '\0';
+    }
+    ct_bytes_free(&b);
+    return rc;
 }
 
 static int opt_u32(ct_run *run, const js_value *step, const char *member, uint32_t *out)
