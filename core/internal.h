@@ -121,8 +121,8 @@ typedef struct bitt_limits {
 
 #define BITT_DEFAULT_MAX_KEY_SIZE 2048
 #define BITT_DEFAULT_MAX_VALUE_SIZE 65536
-#define BITT_MAX_KEY_SIZE_CAP 65536
-#define BITT_MAX_VALUE_SIZE_CAP (64 * 1024 * 1024)
+#define BITT_MAX_KEY_SIZE_CAP BITT_KEY_SIZE_MAX
+#define BITT_MAX_VALUE_SIZE_CAP BITT_VALUE_SIZE_MAX
 
 /* The time a backend call runs at. manual is set when a test clock is
  * installed: a backend with a clock of its own (a database server) must use

@@ -27,7 +27,7 @@
 #include "internal.h"
 #include "utf8.h"
 
-#define BITT_JSON_MAX_DEPTH 512
+#define BITT_JSON_MAX_DEPTH BITT_JSON_DEPTH_MAX
 
 static int is_ws(uint8_t c)
 {

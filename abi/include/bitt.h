@@ -178,8 +178,10 @@ typedef struct bitt_store bitt_store;
  *   spin_us=US (PostgreSQL, Redis): how long, at most, a wait for a reply spins
  *                           before the thread sleeps (default 200, 0 never)
  * Options follow as a query string: sqlite:app.db?busy_timeout=2000&table_prefix=app_
- *   max_key_size=N      longest key in bytes (default 2048, at most 65536)
- *   max_value_size=N    largest value in bytes (default 65536, at most 67108864)
+ *   max_key_size=N      longest key in bytes (default 2048, at most
+ *                       BITT_KEY_SIZE_MAX = 2400 on every backend)
+ *   max_value_size=N    largest value in bytes (default 65536, at most
+ *                       BITT_VALUE_SIZE_MAX = 67108864)
  *   auto_migrate=1|0    create or upgrade the schema on open (default 1)
  *   SQLite only: busy_timeout=MS (5000), table_prefix=[A-Za-z0-9_]{0,32} (""),
  *   synchronous=off|normal|full (normal), cache_size=KIB (65536)
@@ -248,6 +250,15 @@ BITT_API const char *bitt_entries_cursor(const bitt_entries *entries);
 BITT_API void bitt_entries_free(bitt_entries *entries);
 
 /* ---- KV operations ------------------------------------------------------ */
+
+/* The largest max_key_size and max_value_size a store URL may ask for, the
+ * same on every backend (a PostgreSQL btree index entry holds at most 2704
+ * bytes; the key cap leaves room for the queue's (topic, dedup key) index). */
+#define BITT_KEY_SIZE_MAX 2400
+#define BITT_VALUE_SIZE_MAX (64 * 1024 * 1024)
+/* JSON values (BITT_KIND_JSON) nested deeper than this (arrays and objects)
+ * are refused with BITT_EINVAL, so no reader needs unbounded recursion. */
+#define BITT_JSON_DEPTH_MAX 512
 
 #define BITT_GET_MANY_MAX 1000
 #define BITT_LIST_LIMIT_MAX 1000

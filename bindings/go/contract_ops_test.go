@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"runtime"
+	"sort"
+	"strings"
 	"sync"
 
 	"github.com/bitt-dev/bitt/bindings/go/internal/raw"
@@ -18,7 +20,7 @@ var opArgs = map[string][]string{
 	"kv.purge": {}, "kv.fill": {"prefix", "count", "width", "value", "kind", "ttl"},
 	"txn": {"actions", "recommit"}, "clock.set": {"now"}, "clock.advance": {"ms"},
 	"clock.now": {}, "tuple.encode": {"tuple"}, "tuple.decode": {"key"},
-	"tuple.order": {"tuples"}, "parallel": {"threads", "repeat", "step", "expect_counts"},
+	"tuple.order": {"tuples"}, "parallel": {"threads", "repeat", "step", "expect_counts"}, "store.open": {"options"},
 	"queue.enqueue":   {"topic", "payload", "kind", "delay", "max_attempts", "dedup"},
 	"queue.dequeue":   {"topic", "limit", "lease", "wait"},
 	"queue.ack":       {"topic", "id", "token"},
@@ -301,6 +303,31 @@ func (r *run) exec(s obj) (int, res) {
 		return 0, res{}
 	case "parallel":
 		return r.parallel(s), res{}
+	case "store.open":
+		opts, ok := s["options"].(obj)
+		if !ok {
+			brokenf("store.open options are an object of strings")
+		}
+		parts := make([]string, 0, len(opts))
+		for k, v := range opts {
+			text, ok := v.(string)
+			if !ok {
+				brokenf("store.open options are strings")
+			}
+			parts = append(parts, k+"="+text)
+		}
+		sort.Strings(parts)
+		sep := "?"
+		if strings.Contains(r.url, "?") {
+			sep = "&"
+		}
+		var box uintptr
+		st := r.call(raw.Bittw_open(r.url+sep+strings.Join(parts, "&"), &box))
+		if st == 0 {
+			raw.Bittw_close(box)
+			raw.Bittw_free(box)
+		}
+		return st, res{}
 	}
 	return r.execModule(op, s, g)
 }

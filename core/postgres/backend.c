@@ -24,12 +24,17 @@ static void pg_close(bitt_backend *be)
 
 static int pg_open(bitt_url *url, const bitt_limits *limits, bitt_backend **out)
 {
+    (void)limits; /* the engine applies them; every one fits (pg_internal.h) */
     *out = NULL;
     bitt_backend *be = bitt__calloc(1, sizeof *be);
     if (!be)
         return bitt__fail(BITT_ENOMEM, "postgres: out of memory opening a store");
     bitt__pg_listen_init(be);
-    int status = bitt__pg_read_url(url, limits, be);
+    int status = bitt__pg_read_url(url, be);
+    /* The whole URL is checked before the first connection: a misspelt
+     * option is BITT_EURL, never hidden behind a connection failure. */
+    if (!status)
+        status = bitt__url_check_all_used(url);
     if (!status)
         status = bitt__pg_pool_init(be);
     if (!status) {

@@ -54,8 +54,11 @@
 #define BITT_PG_SCHEMA_VERSION 1
 #define BITT_PG_IDENT_MAX 63 /* NAMEDATALEN - 1 */
 #define BITT_PG_PREFIX_MAX 32
-/* Longest key a btree index takes with room to spare (2704 bytes). */
-#define BITT_PG_KEY_MAX 2400
+/* Every backend holds keys up to BITT_KEY_SIZE_MAX: a btree index entry
+ * takes at most 2704 bytes, and the queue's (topic, dedup key) index must
+ * hold a 255-byte topic beside the longest dedup key. */
+_Static_assert(BITT_KEY_SIZE_MAX + BITT_NAME_MAX + 32 <= 2704,
+               "a key of BITT_KEY_SIZE_MAX bytes must fit PostgreSQL's btree indexes");
 #define BITT_PG_MAX_PARAMS 12
 
 /* The time of a statement: $n when the engine's clock is manual (bound),
@@ -271,7 +274,7 @@ void bitt__pg_messages_truncate(bitt_messages *out, size_t base);
 
 /* Reads the URL and the backend's options into be (schema, prefix,
  * statement timeout, libpq parameters); BITT_EURL or BITT_ENOMEM. */
-int bitt__pg_read_url(bitt_url *url, const bitt_limits *limits, bitt_backend *be);
+int bitt__pg_read_url(bitt_url *url, bitt_backend *be);
 /* Writes in into out (cap bytes, NUL-terminated) with every occurrence of
  * a password (decoded or as written in the URL, or a password= option)
  * replaced by "***"; a cut at cap never leaves part of one. */

@@ -219,7 +219,7 @@ static int pass_libpq_options(bitt_url *url, bitt_backend *be)
     return rc;
 }
 
-static int read_own_options(bitt_url *url, const bitt_limits *limits, bitt_backend *be)
+static int read_own_options(bitt_url *url, bitt_backend *be)
 {
     const char *schema = bitt__url_param(url, "schema");
     const char *prefix = bitt__url_param(url, "table_prefix");
@@ -247,11 +247,6 @@ static int read_own_options(bitt_url *url, const bitt_limits *limits, bitt_backe
                           "postgres: table_prefix may hold only letters, digits and '_' (at "
                           "most %d; it is part of table names)",
                           BITT_PG_PREFIX_MAX);
-    if (limits->max_key_size > BITT_PG_KEY_MAX)
-        return bitt__fail(BITT_EURL,
-                          "postgres: max_key_size %zu is over %d, the longest key a btree "
-                          "index holds",
-                          limits->max_key_size, BITT_PG_KEY_MAX);
     memcpy(be->schema, schema, strlen(schema) + 1);
     memcpy(be->prefix, prefix, strlen(prefix) + 1);
     uint64_t h = bitt__pg_hash(0xcbf29ce484222325ULL, schema, strlen(schema) + 1);
@@ -260,9 +255,9 @@ static int read_own_options(bitt_url *url, const bitt_limits *limits, bitt_backe
     return BITT_OK;
 }
 
-int bitt__pg_read_url(bitt_url *url, const bitt_limits *limits, bitt_backend *be)
+int bitt__pg_read_url(bitt_url *url, bitt_backend *be)
 {
-    int rc = read_own_options(url, limits, be);
+    int rc = read_own_options(url, be);
     if (!rc)
         rc = parse_location(url, be);
     if (!rc)

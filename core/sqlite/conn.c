@@ -285,6 +285,10 @@ static int sq_open(bitt_url *url, const bitt_limits *limits, bitt_backend **out)
     *out = NULL;
     sq_options o;
     int status = sq_read_options(url, &o);
+    /* The whole URL is checked before the file is opened: a refused URL
+     * never leaves an empty database behind. */
+    if (status == BITT_OK)
+        status = bitt__url_check_all_used(url);
     if (status != BITT_OK)
         return status;
     const char *path = url->rest ? url->rest : "";

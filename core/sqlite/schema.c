@@ -252,6 +252,13 @@ static int sq_create(bitt_backend *be)
 
 int bitt__sq_migrate(bitt_backend *be)
 {
+    /* A current schema is only read: opening a file while another process
+     * holds the write lock (or is stopped mid-commit) must not wait for it.
+     * The write lock is taken only when something is missing or wrong (a
+     * refusal is judged again under it, with the same answer). */
+    if (bitt__sq_schema_slow(be) == BITT_OK)
+        return BITT_OK;
+    bitt__error_reset();
     int status = bitt__sq_begin_write(be, "migrate (BEGIN IMMEDIATE)");
     if (status != BITT_OK)
         return status;

@@ -218,6 +218,22 @@ static void test_url_options(void **state)
     expect_message("max_key_size");
     assert_int_equal(bitt_store_open("postgres:nothing", &s), BITT_EURL);
     assert_null(s);
+    /* The whole URL is checked before connecting: nobody listens on port 1,
+     * and still a bad option is BITT_EURL, never a connection failure. */
+    static const char *const before[] = {"nosuchoption=1", "max_key_size=2401", "busy_timeout=5",
+                                         "statement_timeout=-1", "queue_backoff=exp:x"};
+    for (size_t i = 0; i < sizeof before / sizeof *before; i++) {
+        char nowhere[256];
+        snprintf(nowhere, sizeof nowhere, "postgres://u:pw@127.0.0.1:1/db?%s", before[i]);
+        int rc = bitt_store_open(nowhere, &s);
+        if (rc != BITT_EURL)
+            fail_msg("%s gave %d (%s), not BITT_EURL", before[i], rc, bitt_error_last());
+        assert_null(strstr(bitt_error_last(), "pw"));
+    }
+    /* every backend holds keys up to BITT_KEY_SIZE_MAX */
+    assert_int_equal(open_url(&s, "%s?schema=%s&max_key_size=%d", g_url, schema, BITT_KEY_SIZE_MAX),
+                     BITT_OK);
+    bitt_store_close(s);
 
     /* libpq's own parameters go through; the scheme may be postgresql. */
     char url[1024];

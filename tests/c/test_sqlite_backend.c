@@ -80,6 +80,18 @@ static void test_options(void **state)
     assert_int_equal(bitt_store_open("sqlite::memory:?table_prefix=a.b", &s), BITT_EURL);
     ts_expect_message("table_prefix");
 
+    /* A refused URL creates nothing: every option is checked before the
+     * file is opened. */
+    char made[1200];
+    ts_fresh_path("never_made.db", made, sizeof made);
+    static const char *const typos[] = {"busy_timout=5", "synchronous=fast", "max_key_size=0",
+                                        "queue_lease=0", "schema=x"};
+    for (size_t i = 0; i < sizeof typos / sizeof *typos; i++) {
+        assert_int_equal(ts_open_url(&s, "sqlite:%s?%s", made, typos[i]), BITT_EURL);
+        if (access(made, F_OK) == 0)
+            fail_msg("sqlite:%s?%s was refused but left a file behind", made, typos[i]);
+    }
+
     char path[1200];
     snprintf(path, sizeof path, "%s/no/such/dir/x.db", ts_dir);
     assert_int_equal(ts_open_url(&s, "sqlite:%s", path), BITT_EBACKEND);
@@ -259,6 +271,29 @@ static void test_busy(void **state)
     /* WAL: reads go on while another connection writes */
     assert_int_equal(bitt_kv_get(s, "a", 1, &e), BITT_OK);
     bitt_entry_free(e);
+    /* and so does opening the file: a current schema is only read, the
+     * write lock is not needed (nor waited for) */
+    bitt_store *other;
+    if (ts_open_url(&other, "sqlite:%s?busy_timeout=30", path) != BITT_OK)
+        fail_msg("opening a current file while another connection writes: %s", bitt_error_last());
+    assert_int_equal(bitt_kv_get(other, "a", 1, &e), BITT_OK);
+    bitt_entry_free(e);
+    assert_int_equal(bitt_kv_set(other, "a", 1, "2", 1, 0, 0, NULL), BITT_EBUSY);
+    bitt_store_close(other);
+    /* a file that needs its tables still waits for the lock, and says so */
+    char fresh[1200];
+    ts_fresh_path("busy_fresh.db", fresh, sizeof fresh);
+    sqlite3 *db2;
+    assert_int_equal(sqlite3_open(fresh, &db2), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db2,
+                                  "PRAGMA journal_mode=WAL; CREATE TABLE t(x); BEGIN IMMEDIATE",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(ts_open_url(&other, "sqlite:%s?busy_timeout=30", fresh), BITT_EBUSY);
+    ts_expect_message("migrate");
+    assert_null(other);
+    sqlite3_exec(db2, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(db2);
 
     assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);

@@ -32,6 +32,7 @@ const ARGS = {
   txn: ['actions', 'recommit'], 'clock.set': ['now'], 'clock.advance': ['ms'],
   'clock.now': [], 'tuple.encode': ['tuple'], 'tuple.decode': ['key'],
   'tuple.order': ['tuples'], parallel: ['threads', 'repeat', 'step', 'expect_counts'],
+  'store.open': ['options'],
   'queue.enqueue': ['topic', 'payload', 'kind', 'delay', 'max_attempts', 'dedup'],
   'queue.dequeue': ['topic', 'limit', 'lease', 'wait'],
   'queue.ack': ['topic', 'id', 'token'], 'queue.ack_many': ['topic', 'items'],

@@ -254,6 +254,19 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
         return [0, {}];
       }
       case 'parallel': return [await doParallel(run, s), {}];
+      case 'store.open': {
+        const o = s.options;
+        if (!o || typeof o !== 'object' || !Object.values(o).every((v) => typeof v === 'string')) {
+          throw new Broken('store.open options are an object of strings');
+        }
+        const url = run.url + (run.url.includes('?') ? '&' : '?') + Object.entries(o).map(([k, v]) => `${k}=${v}`).join('&');
+        const [st, r] = await run.call('bittw_open', url);
+        if (st === 0) {
+          await run.R.bittw_close(r[0]);
+          native.bittw_free(r[0]);
+        }
+        return [st, {}];
+      }
       default: return execModule(run, s, c);
     }
   }

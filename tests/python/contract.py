@@ -249,7 +249,7 @@ ARGS = {
     "kv.purge": [], "kv.fill": ["prefix", "count", "width", "value", "kind", "ttl"],
     "txn": ["actions", "recommit"], "clock.set": ["now"], "clock.advance": ["ms"],
     "clock.now": [], "tuple.encode": ["tuple"], "tuple.decode": ["key"],
-    "tuple.order": ["tuples"], "parallel": ["threads", "repeat", "step", "expect_counts"],
+    "tuple.order": ["tuples"], "parallel": ["threads", "repeat", "step", "expect_counts"], "store.open": ["options"],
     "queue.enqueue": ["topic", "payload", "kind", "delay", "max_attempts", "dedup"],
     "queue.dequeue": ["topic", "limit", "lease", "wait"],
     "queue.ack": ["topic", "id", "token"], "queue.ack_many": ["topic", "items"],
@@ -463,6 +463,16 @@ def exec_step(run, s):
         return 0, {}
     if op == "parallel":
         return do_parallel(run, s), {}
+    if op == "store.open":
+        opts = s["options"]
+        if not isinstance(opts, dict) or not all(isinstance(v, str) for v in opts.values()):
+            raise Broken("store.open options are an object of strings")
+        url = run.url + ("&" if "?" in run.url else "?") + "&".join(f"{k}={v}" for k, v in opts.items())
+        st, r = run.call(raw.bittw_open, url)
+        if st == 0:
+            raw.bittw_close(r[0])
+            raw.bittw_free(r[0])
+        return st, {}
     # ---- modules
     if op == "queue.enqueue":
         topic = name(s["topic"])

@@ -371,6 +371,12 @@ void ct_exec(bitt_store *s, const ct_op *op, ct_result *r)
         break;
     }
     case OP_TXN: exec_txn(s, op, r); break;
+    case OP_STORE_OPEN: {
+        bitt_store *other = NULL;
+        capture(r, bitt_store_open(op->url, &other));
+        bitt_store_close(other);
+        break;
+    }
     case OP_CLOCK_SET: capture(r, bitt_clock_set_manual(s, op->num)); break;
     case OP_CLOCK_ADVANCE: capture(r, bitt_clock_advance(s, op->num)); break;
     case OP_CLOCK_NOW: capture(r, bitt_clock_now(s, &r->now)); break;

@@ -51,6 +51,7 @@ enum ct_opcode {
     OP_TUPLE_DECODE,
     OP_TUPLE_ORDER,
     OP_PARALLEL,
+    OP_STORE_OPEN,
     /* the 0.2 modules (contract_modules_*.c) */
     OP_Q_ENQUEUE,
     OP_Q_DEQUEUE,
@@ -132,6 +133,7 @@ typedef struct ct_op {
     uint32_t limit;
     int reverse, follow;
     char *cursor; /* NULL: none */
+    char *url;    /* store.open: the case's URL with the step's options */
     ct_action *actions;
     size_t nactions;
     int commit_anyway; /* an action has `refused`: add them all, then commit */

@@ -33,6 +33,7 @@ static const char *const A_MS[] = {"ms", NULL};
 static const char *const A_TUPLE[] = {"tuple", NULL};
 static const char *const A_TUPLES[] = {"tuples", NULL};
 static const char *const A_PAR[] = {"threads", "repeat", "step", "expect_counts", NULL};
+static const char *const A_OPEN[] = {"options", NULL};
 
 static const struct {
     const char *name;
@@ -57,6 +58,7 @@ static const struct {
     {"tuple.decode", OP_TUPLE_DECODE, A_KEY},
     {"tuple.order", OP_TUPLE_ORDER, A_TUPLES},
     {"parallel", OP_PARALLEL, A_PAR},
+    {"store.open", OP_STORE_OPEN, A_OPEN},
 };
 
 static int required(ct_run *run, const js_value *v, const char *name)
@@ -199,6 +201,29 @@ static int prep_txn(ct_run *run, const js_value *step, ct_op *op)
             return -1;
     }
     op->recommit = js_get(step, "recommit");
+    return 0;
+}
+
+/* store.open: the case's URL with `options` appended in order, as
+ * url_options are. */
+static int prep_open(ct_run *run, const js_value *step, ct_op *op)
+{
+    const js_value *opts = js_get(step, "options");
+    if (!opts || opts->type != JS_OBJECT)
+        return ct_broken(run, "store.open needs \"options\": an object of strings");
+    size_t cap = strlen(run->url) + 1;
+    for (size_t i = 0; i < opts->count; i++) {
+        if (opts->items[i]->type != JS_STRING)
+            return ct_broken(run, "store.open options are strings");
+        cap += strlen(opts->keys[i]) + strlen(opts->items[i]->str) + 2;
+    }
+    if (!(op->url = malloc(cap)))
+        return ct_broken(run, "out of memory");
+    size_t len = (size_t)snprintf(op->url, cap, "%s", run->url);
+    for (size_t i = 0; i < opts->count; i++)
+        len +=
+            (size_t)snprintf(op->url + len, cap - len, "%c%s=%s", strchr(op->url, '?') ? '&' : '?',
+                             opts->keys[i], opts->items[i]->str);
     return 0;
 }
 
@@ -403,6 +428,7 @@ int ct_prepare(ct_run *run, const js_value *step, ct_op *op, int inner)
                (ttl && ct_int64_of(run, ttl, "ttl", &op->ttl));
     }
     case OP_TXN: return prep_txn(run, step, op);
+    case OP_STORE_OPEN: return prep_open(run, step, op);
     case OP_CLOCK_SET:
         return required(run, js_get(step, "now"), "now") ||
                ct_int64_of(run, js_get(step, "now"), "now", &op->num);
@@ -462,6 +488,7 @@ void ct_op_free(ct_op *op)
         ct_tuple_free(&op->tuples[i]);
     free(op->tuples);
     free(op->cursor);
+    free(op->url);
     ct_bytes_free(&op->mname);
     ct_bytes_free(&op->owner);
     ct_bytes_free(&op->dedup);
