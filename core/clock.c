@@ -9,9 +9,7 @@ int64_t bitt__expiry(int64_t now, int64_t ttl_ms)
      * BITT_TTL_NONE rather than compute a nonsense time. */
     if (ttl_ms <= 0)
         return 0;
-    if (now > INT64_MAX - ttl_ms)
-        return INT64_MAX;
-    int64_t at = now + ttl_ms;
+    int64_t at = bitt__time_add(now, ttl_ms);
     /* 0 means "never": a manual clock before the epoch could land on it
      * exactly; one ms later is the nearest time that still expires. */
     return at == 0 ? 1 : at;

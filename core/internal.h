@@ -132,6 +132,18 @@ typedef struct bitt_time {
     int manual;
 } bitt_time;
 
+/* A time plus a duration (>= 0; a negative one, refused before here,
+ * counts as 0), saturating at INT64_MAX. No clock reaches INT64_MAX
+ * (bitt_clock_set_manual), so a saturated time never comes: a TTL, lease,
+ * delay, backoff, next run or retention that long never ends. Every such
+ * sum in C goes through here; PG_AFTER (core/postgres/pg_internal.h) and
+ * after() (core/redis/lua_lib.c) are its twins on the servers. */
+static inline int64_t bitt__time_add(int64_t t, int64_t d)
+{
+    if (d <= 0)
+        return t;
+    return t > INT64_MAX - d ? INT64_MAX : t + d;
+}
 /* The absolute expiry of a value written at now with ttl_ms (> 0): now +
  * ttl, saturating at INT64_MAX. BITT_TTL_NONE gives 0 (never). */
 int64_t bitt__expiry(int64_t now, int64_t ttl_ms);

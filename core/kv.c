@@ -51,9 +51,7 @@ int bitt__run_commit(bitt_store *store, bitt_op *ops, size_t count, uint64_t *ve
         bitt__store_lock_state(store);
         sweep = c.time.now >= store->next_purge;
         if (sweep)
-            store->next_purge = c.time.now > INT64_MAX - PURGE_INTERVAL_MS
-                                    ? INT64_MAX
-                                    : c.time.now + PURGE_INTERVAL_MS;
+            store->next_purge = bitt__time_add(c.time.now, PURGE_INTERVAL_MS);
         bitt__store_unlock_state(store);
     }
     if (sweep) {

@@ -106,7 +106,8 @@ static int fetch(bitt_sub *sub)
     /* Retention is a rule, not only a clean-up: a message older than it is
      * never delivered, whether or not a publish has pruned it yet. */
     while (sub->next < sub->buffer->count &&
-           sub->buffer->items[sub->next]->created_at <= t.now - store->pubsub_retention_ms) {
+           bitt__time_add(sub->buffer->items[sub->next]->created_at, store->pubsub_retention_ms) <=
+               t.now) {
         bitt_message_free(sub->buffer->items[sub->next]);
         sub->buffer->items[sub->next++] = NULL;
     }

@@ -64,7 +64,7 @@ int bitt__mem_lease_acquire(bitt_backend *be, const bitt_time *t, const char *na
     free(l->owner);
     l->owner = copy;
     l->epoch++;
-    l->expires_at = bitt__mem_after(t->now, ttl_ms);
+    l->expires_at = bitt__time_add(t->now, ttl_ms);
     if (epoch)
         *epoch = l->epoch;
     if (expires_at)
@@ -78,7 +78,7 @@ int bitt__mem_lease_renew(bitt_backend *be, const bitt_time *t, const char *name
     bitt_mem_lease *l = find(be, name);
     if (!held(l, owner, epoch, t->now))
         return lost(name, owner, epoch);
-    l->expires_at = bitt__mem_after(t->now, ttl_ms);
+    l->expires_at = bitt__time_add(t->now, ttl_ms);
     if (expires_at)
         *expires_at = l->expires_at;
     return BITT_OK;

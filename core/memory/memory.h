@@ -170,14 +170,6 @@ static inline void bitt__mem_put_i64(uint8_t *p, int64_t v)
     bitt__mem_put_u64(p, (uint64_t)v ^ (UINT64_C(1) << 63));
 }
 
-/* now + ms (ms >= 0), saturating at INT64_MAX. */
-static inline int64_t bitt__mem_after(int64_t now, int64_t ms)
-{
-    if (ms <= 0)
-        return now;
-    return now > INT64_MAX - ms ? INT64_MAX : now + ms;
-}
-
 /* A malloc'd copy of s in *out (NULL for NULL); BITT_ENOMEM with a message. */
 int bitt__mem_strdup(const char *s, char **out);
 

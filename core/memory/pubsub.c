@@ -86,7 +86,7 @@ int bitt__mem_pubsub_publish(bitt_backend *be, const bitt_time *t, const char *n
     p->channel = ch;
     p->id = ++be->pub_last_id;
     p->created_at = now;
-    p->expires_at = bitt__mem_after(now, retention_ms);
+    p->expires_at = bitt__time_add(now, retention_ms);
     bitt__mem_put_i64(p->keys, p->expires_at);
     bitt__mem_put_u64(p->keys + 8, p->id);
     p->by_time.key = p->keys;

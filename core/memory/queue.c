@@ -31,7 +31,7 @@ int bitt__mem_queue_claim(bitt_backend *be, const bitt_time *t, const char *name
     bitt_mem_topic *topic = enter(be, name, now);
     if (!topic || !limit)
         return BITT_OK;
-    const int64_t due = bitt__mem_after(now, lease_ms);
+    const int64_t due = bitt__time_add(now, lease_ms);
 
     /* First the copies, with the delivery's token, attempts and lease, so
      * that running out of memory changes nothing; then the moves. The moves
@@ -128,7 +128,7 @@ int bitt__mem_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic
         delay_ms = bitt__backoff_delay(backoff, m->attempts);
     bitt__mem_error_free(m->last_error);
     m->last_error = copy;
-    bitt__mem_msg_move(m, BITT_MEM_PENDING, m->attempts, bitt__mem_after(now, delay_ms));
+    bitt__mem_msg_move(m, BITT_MEM_PENDING, m->attempts, bitt__time_add(now, delay_ms));
     return BITT_OK;
 }
 
@@ -140,7 +140,7 @@ int bitt__mem_queue_extend(bitt_backend *be, const bitt_time *t, const char *top
         return BITT_ETOKEN;
     char keep[BITT_TOKEN_LEN + 1];
     memcpy(keep, m->token, sizeof keep);
-    bitt__mem_msg_move(m, BITT_MEM_PROCESSING, m->attempts, bitt__mem_after(t->now, lease_ms));
+    bitt__mem_msg_move(m, BITT_MEM_PROCESSING, m->attempts, bitt__time_add(t->now, lease_ms));
     memcpy(m->token, keep, sizeof keep);
     return BITT_OK;
 }

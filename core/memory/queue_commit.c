@@ -78,7 +78,7 @@ static int plan_op(bitt_backend *be, bitt_mem_enqueue_plan *p, bitt_op *op)
     *it = (item){NULL, topic, fresh};
     const uint64_t id = p->last_id + 1;
     it->msg = bitt__mem_msg_new(id, op->value, op->value_len, op->kind, op->aux, op->aux_len,
-                                op->max_attempts, p->now, bitt__mem_after(p->now, op->delay_ms));
+                                op->max_attempts, p->now, bitt__time_add(p->now, op->delay_ms));
     if (!it->msg)
         return bitt_error_last_code(); /* set by bitt__mem_msg_new */
     p->last_id = id;

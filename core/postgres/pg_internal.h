@@ -65,7 +65,7 @@ _Static_assert(BITT_KEY_SIZE_MAX + BITT_NAME_MAX + 32 <= 2704,
  * else the server's, fixed for the statement. */
 #define PG_NOW(n)                                                                                  \
     "COALESCE($" #n "::int8, floor(extract(epoch FROM statement_timestamp()) * 1000)::int8)"
-/* a + b (b >= 0) saturating at INT64_MAX. */
+/* a + b (b >= 0) saturating at INT64_MAX: bitt__time_add in SQL. */
 #define PG_AFTER(a, b)                                                                             \
     "(CASE WHEN (" b ") > 9223372036854775807 - (" a ") THEN 9223372036854775807 ELSE (" a         \
     ") + (" b ") END)"

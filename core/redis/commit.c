@@ -45,7 +45,7 @@ static int add_op(bitt_rd_args *a, const bitt_op *op, int64_t now)
         bitt__rd_arg_str(a, op->name);
         bitt__rd_arg(a, op->value, op->value_len);
         bitt__rd_arg_i64(a, op->kind);
-        bitt__rd_arg_i64(a, bitt__rd_after(now, op->delay_ms));
+        bitt__rd_arg_i64(a, bitt__time_add(now, op->delay_ms));
         bitt__rd_arg_u64(a, op->max_attempts);
         bitt__rd_arg_str(a, op->aux ? "1" : "0");
         bitt__rd_arg(a, op->aux, op->aux ? op->aux_len : 0);

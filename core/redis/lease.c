@@ -50,7 +50,7 @@ int bitt__rd_lease_acquire(bitt_backend *be, const bitt_time *t, const char *nam
     bitt__rd_script_args(be, &a, t);
     bitt__rd_arg_str(&a, name);
     bitt__rd_arg_str(&a, owner);
-    bitt__rd_arg_i64(&a, bitt__rd_after(t->now, ttl_ms));
+    bitt__rd_arg_i64(&a, bitt__time_add(t->now, ttl_ms));
     redisReply *r = NULL;
     int rc = bitt__rd_run(be, RS_L_ACQUIRE, &a, 1, &r);
     if (rc == BITT_OK) {
@@ -99,7 +99,7 @@ static int held_op(bitt_backend *be, bitt_rd_script_id id, const bitt_time *t, c
 int bitt__rd_lease_renew(bitt_backend *be, const bitt_time *t, const char *name, const char *owner,
                          uint64_t epoch, int64_t ttl_ms, int64_t *expires_at)
 {
-    int64_t x = bitt__rd_after(t->now, ttl_ms);
+    int64_t x = bitt__time_add(t->now, ttl_ms);
     int rc = held_op(be, RS_L_RENEW, t, name, owner, epoch, x);
     if (!rc && expires_at)
         *expires_at = x;

@@ -117,7 +117,7 @@ const char bitt__rd_lua_base[] =
     "  return join(h, l)\n"
     "end\n"
     "\n"
-    "-- now + ms for non-negative decimals, saturating at INT64_MAX\n"
+    "-- now + ms for non-negative decimals, saturating at INT64_MAX (bitt__time_add)\n"
     "local function after(now, ms)\n"
     "  return add(now, ms) or MAX\n"
     "end\n"

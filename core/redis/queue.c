@@ -30,7 +30,7 @@ int bitt__rd_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic
     bitt_rd_args a;
     topic_args(be, &a, t, topic);
     bitt__rd_arg_u64(&a, limit);
-    bitt__rd_arg_i64(&a, bitt__rd_after(t->now, lease_ms));
+    bitt__rd_arg_i64(&a, bitt__time_add(t->now, lease_ms));
     bitt__rd_arg(&a, token, BITT_TOKEN_LEN - 8);
     redisReply *r = NULL;
     int rc = bitt__rd_run(be, RS_Q_CLAIM, &a, limit, &r);
@@ -134,7 +134,7 @@ int bitt__rd_queue_extend(bitt_backend *be, const bitt_time *t, const char *topi
 {
     bitt_rd_args a;
     delivery_args(be, &a, t, topic, id, token);
-    bitt__rd_arg_i64(&a, bitt__rd_after(t->now, lease_ms));
+    bitt__rd_arg_i64(&a, bitt__time_add(t->now, lease_ms));
     bitt__rd_arg_str(&a, lease_ms == 0 ? "1" : "0"); /* handed back: wake the waiters */
     return delivery(be, RS_Q_EXTEND, &a, topic, id);
 }

@@ -533,12 +533,4 @@ int bitt__rd_wait_remote(bitt_backend *be, int64_t max_ms);
 void bitt__rd_waiter_init(bitt_rd_waiter *w);
 void bitt__rd_waiter_free(bitt_rd_waiter *w);
 
-/* now + ms (ms >= 0), saturating at INT64_MAX. */
-static inline int64_t bitt__rd_after(int64_t now, int64_t ms)
-{
-    if (ms <= 0)
-        return now;
-    return now > INT64_MAX - ms ? INT64_MAX : now + ms;
-}
-
 #endif /* BITT_REDIS_INTERNAL_H */

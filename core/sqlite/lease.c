@@ -37,7 +37,7 @@ int bitt__sq_lease_acquire(bitt_backend *be, const bitt_time *t, const char *nam
         if (rc == SQLITE_OK)
             rc = bitt__sq_bind_str(st, 2, owner);
         if (rc == SQLITE_OK)
-            rc = sqlite3_bind_int64(st, 3, bitt__sq_after(t->now, ttl_ms));
+            rc = sqlite3_bind_int64(st, 3, bitt__time_add(t->now, ttl_ms));
         if (rc == SQLITE_OK)
             rc = sqlite3_bind_int64(st, 4, t->now);
         if (rc == SQLITE_OK)
@@ -83,7 +83,7 @@ int bitt__sq_lease_renew(bitt_backend *be, const bitt_time *t, const char *name,
 {
     sqlite3_stmt *st;
     uint64_t changed = 0;
-    int64_t until = bitt__sq_after(t->now, ttl_ms);
+    int64_t until = bitt__time_add(t->now, ttl_ms);
     int status = bitt__sq_write(be, "lease renew (BEGIN IMMEDIATE)");
     if (status == BITT_OK)
         status = bitt__sq_stmt(be, SQ_L_RENEW, L_RENEW_SQL, &st);

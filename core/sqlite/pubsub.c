@@ -43,7 +43,7 @@ int bitt__sq_pubsub_publish(bitt_backend *be, const bitt_time *t, const char *ch
         if (rc == SQLITE_OK)
             rc = sqlite3_bind_int64(st, 3, t->now);
         if (rc == SQLITE_OK)
-            rc = sqlite3_bind_int64(st, 4, bitt__sq_after(t->now, retention_ms));
+            rc = sqlite3_bind_int64(st, 4, bitt__time_add(t->now, retention_ms));
         status = bitt__sq_run(be, st, rc, "pubsub publish", NULL);
     }
     return bitt__sq_end(be, status, "pubsub publish (COMMIT)");

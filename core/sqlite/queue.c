@@ -109,7 +109,7 @@ static int q_select(bitt_backend *be, int64_t now, const char *topic, size_t lim
         bitt__token_new(token);
         f.token = token;
         f.attempts++;
-        f.due_at = bitt__sq_after(now, lease_ms);
+        f.due_at = bitt__time_add(now, lease_ms);
         f.failed_at = 0;
         if ((status = bitt__sq_push_message(out, &f)) != BITT_OK)
             break;
@@ -251,7 +251,7 @@ int bitt__sq_queue_extend(bitt_backend *be, const bitt_time *t, const char *topi
     if (status == BITT_OK) {
         int rc = q_bind_live(st, id, topic, token, t->now);
         if (rc == SQLITE_OK)
-            rc = sqlite3_bind_int64(st, 5, bitt__sq_after(t->now, lease_ms));
+            rc = sqlite3_bind_int64(st, 5, bitt__time_add(t->now, lease_ms));
         status = bitt__sq_run(be, st, rc, "queue extend", &changed);
     }
     if (status == BITT_OK && changed == 0)
@@ -302,7 +302,7 @@ int bitt__sq_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic,
                 int64_t delay = delay_ms >= 0 ? delay_ms
                                 : backoff     ? bitt__backoff_delay(backoff, attempts)
                                               : 0;
-                when = bitt__sq_after(now, delay);
+                when = bitt__time_add(now, delay);
             }
             int rc = sqlite3_bind_int64(st, 1, (int64_t)id);
             if (rc == SQLITE_OK)
@@ -361,7 +361,7 @@ int bitt__sq_queue_insert(bitt_backend *be, int64_t now, bitt_op *op)
         return status;
     int rc = bitt__sq_bind_str(st, 1, op->name);
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 2, bitt__sq_after(now, op->delay_ms));
+        rc = sqlite3_bind_int64(st, 2, bitt__time_add(now, op->delay_ms));
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 3, op->max_attempts);
     if (rc == SQLITE_OK)

@@ -172,11 +172,6 @@ static inline int bitt__sq_bind_count(sqlite3_stmt *st, int i, size_t n)
 {
     return sqlite3_bind_int64(st, i, n > INT64_MAX ? INT64_MAX : (int64_t)n);
 }
-/* now + ms (ms >= 0), saturating at INT64_MAX. */
-static inline int64_t bitt__sq_after(int64_t now, int64_t ms)
-{
-    return ms > INT64_MAX - now ? INT64_MAX : now + ms;
-}
 /* A BLOB column that is never NULL (an empty one reads as ""). */
 static inline const void *bitt__sq_column_bytes(sqlite3_stmt *st, int col, size_t *len)
 {
