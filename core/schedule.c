@@ -8,11 +8,12 @@ int64_t bitt__schedule_advance(int64_t next_run_at, int64_t interval_ms, int64_t
 {
     if (next_run_at > now)
         return next_run_at;
-    /* Skip every missed occurrence: k = (now - next) / interval + 1. */
+    /* Skip every missed occurrence: k = (now - next) / interval + 1. A
+     * product past int64 is past every time: it saturates like the sum. */
     int64_t k = (now - next_run_at) / interval_ms + 1;
-    if (k > (INT64_MAX - next_run_at) / interval_ms)
+    if (k > INT64_MAX / interval_ms)
         return INT64_MAX;
-    return next_run_at + k * interval_ms;
+    return bitt__time_add(next_run_at, k * interval_ms);
 }
 
 bitt_schedule *bitt__schedule_new(const char *key, int64_t interval_ms, const void *payload,
@@ -127,7 +128,7 @@ int bitt_schedule_upsert(bitt_store *store, const char *key, int64_t interval_ms
         return rc;
     bitt_time t;
     bitt__store_enter(store, &t);
-    int64_t first = first_run_at ? first_run_at : t.now + interval_ms;
+    int64_t first = first_run_at ? first_run_at : bitt__time_add(t.now, interval_ms);
     rc = store->ops->schedule_upsert(store->be, &t, key, interval_ms, payload, payload_len, kind,
                                      first);
     bitt__store_leave(store);
