@@ -215,6 +215,13 @@ int bitt_clock_set_manual(bitt_store *store, int64_t now_ms)
     if (now_ms < 0)
         return bitt__fail(BITT_EINVAL, "manual clock time must be >= 0, got %lld",
                           (long long)now_ms);
+    /* INT64_MAX is the end of time, where saturated times (a TTL, a lease,
+     * a next run that long) lie: a clock there would see them come. */
+    if (now_ms == INT64_MAX)
+        return bitt__fail(BITT_EINVAL,
+                          "manual clock time must be below INT64_MAX (the end of time, where "
+                          "saturated times lie), got %lld",
+                          (long long)now_ms);
     pthread_mutex_lock(&store->lock);
     store->manual_clock = 1;
     store->manual_now = now_ms;
@@ -234,8 +241,11 @@ int bitt_clock_advance(bitt_store *store, int64_t ms)
     pthread_mutex_lock(&store->lock);
     if (!store->manual_clock)
         rc = bitt__fail(BITT_EUSAGE, "no manual clock installed (bitt_clock_set_manual)");
-    else if (ms > INT64_MAX - store->manual_now)
-        rc = bitt__fail(BITT_EINVAL, "advancing the clock by %lld ms overflows", (long long)ms);
+    else if (ms >= INT64_MAX - store->manual_now)
+        rc = bitt__fail(BITT_EINVAL,
+                        "advancing the clock by %lld ms reaches INT64_MAX (the end of time, "
+                        "where saturated times lie)",
+                        (long long)ms);
     else
         store->manual_now += ms;
     pthread_mutex_unlock(&store->lock);

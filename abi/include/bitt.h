@@ -203,9 +203,18 @@ BITT_API const char *bitt_store_backend(const bitt_store *store);
  * Every TTL is decided by the store's clock, in milliseconds since the Unix
  * epoch: the system clock unless a test installs a manual one on the handle.
  * The manual clock only moves when told, so TTL cases run without sleeping.
+ *
+ * The end of time: a time plus a duration (an expiry, the end of a lease or
+ * a delivery, a due time, a next run, a retention) saturates at INT64_MAX,
+ * and no clock reaches INT64_MAX, so a saturated time never comes: a key
+ * with TTL INT64_MAX reports expires_at INT64_MAX and never expires; a
+ * message or schedule due at INT64_MAX is never due.
  */
+/* Installs a manual clock at now_ms, in 0 .. INT64_MAX - 1 (INT64_MAX, the
+ * end of time, is BITT_EINVAL). */
 BITT_API int bitt_clock_set_manual(bitt_store *store, int64_t now_ms);
-/* Moves the manual clock forward by ms (>= 0). BITT_EUSAGE without one. */
+/* Moves the manual clock forward by ms (>= 0); BITT_EINVAL when it would
+ * reach INT64_MAX, BITT_EUSAGE without a manual clock. */
 BITT_API int bitt_clock_advance(bitt_store *store, int64_t ms);
 /* Goes back to the system clock. */
 BITT_API int bitt_clock_use_system(bitt_store *store);
@@ -220,7 +229,9 @@ BITT_API int bitt_clock_now(bitt_store *store, int64_t *out);
 #define BITT_KIND_COUNTER 2 /* an int64 as canonical decimal ASCII ("-42") */
 
 /* A TTL of 0 ms means "no expiry". A TTL is a count of ms from the store's
- * clock: the key is live while now < set time + ttl. Negative is refused. */
+ * clock: the key is live while now < set time + ttl, a sum that saturates
+ * at INT64_MAX, which no clock reaches (see the clock): a TTL that large
+ * never expires. Negative is refused. */
 #define BITT_TTL_NONE 0
 
 typedef struct bitt_entry bitt_entry;
@@ -231,7 +242,8 @@ BITT_API const uint8_t *bitt_entry_value(const bitt_entry *entry, size_t *len);
 BITT_API int bitt_entry_kind(const bitt_entry *entry);
 /* The versionstamp of the write that made this value (>= 1). */
 BITT_API uint64_t bitt_entry_version(const bitt_entry *entry);
-/* When the entry expires (ms on the store's clock), or 0 for never. */
+/* When the entry expires (ms on the store's clock), or 0 for never
+ * (INT64_MAX, a saturated expiry, never comes either). */
 BITT_API int64_t bitt_entry_expires_at(const bitt_entry *entry);
 /* The value of a counter entry; BITT_ENOTCOUNTER for any other kind. */
 BITT_API int bitt_entry_counter(const bitt_entry *entry, int64_t *out);
@@ -375,7 +387,8 @@ BITT_API void bitt_txn_free(bitt_txn *txn);
 #define BITT_NAME_MAX 255
 
 /* The longest delay, lease, TTL of a lease or schedule interval accepted, in
- * ms (about 35 years), so that now + duration never overflows. */
+ * ms (about 35 years). now + duration saturates at INT64_MAX, the end of
+ * time (see the clock). */
 #define BITT_DURATION_MAX_MS ((int64_t)1 << 40)
 
 /* ---- messages: queue messages, outbox events, published messages --------- */

@@ -747,9 +747,9 @@ static void test_schedule_arithmetic(void **state)
         int64_t first = pick(0, 1) ? pick(1, 1000000) : pick(1, INT64_MAX / 2);
         int64_t now;
         switch (pick(0, 3)) {
-        case 0: now = INT64_MAX - pick(0, 1000); break;
+        case 0: now = INT64_MAX - pick(1, 1000); break; /* no clock reaches INT64_MAX */
         case 1: now = first + pick(0, 5) * interval; break;
-        default: now = first + pick(0, INT64_MAX - first); break;
+        default: now = first + pick(0, INT64_MAX - 1 - first); break;
         }
         char key[32];
         snprintf(key, sizeof key, "s%d", i);
