@@ -10,6 +10,12 @@
  * test_sqlite_backend draw from a seeded generator and fail with cmocka;
  * the differential fuzzer (tests/fuzz/fuzz_diff.c) draws from its input and
  * aborts. No cmocka here.
+ *
+ * With edges set (test_diff_all), the steps also make refused calls and
+ * use edge values (diff_edges.c), and check two rules that a comparison
+ * alone cannot see, as every backend could break them alike: a txn with a
+ * refused add commits nothing and returns that first refusal, and every
+ * error text read back is UTF-8.
  */
 #ifndef BITT_TEST_DIFF_H
 #define BITT_TEST_DIFF_H
@@ -47,7 +53,7 @@ typedef struct diff_ctx {
     struct {
         const char *what;
         int runs, ok;
-    } seen[64];
+    } seen[128];
     /* Stores whose versionstamps need only keep the reference's order
      * (bitt promises unique and increasing, not consecutive: a PostgreSQL
      * sequence skips the numbers of failed commits). For them, the
@@ -57,6 +63,16 @@ typedef struct diff_ctx {
         uint64_t *ref, *got;
         size_t count, cap;
     } vmap[DIFF_MAX_STORES];
+
+    /* Refused calls and edge values too (off: the seeds of the other users
+     * keep their runs). max_key and max_value are the stores' limits
+     * (max_key_size, max_value_size), for the keys and values at and just
+     * over them. */
+    int edges;
+    size_t max_key, max_value;
+    int64_t now;      /* the manual clock, as diff_manual_clock/diff_advance set it */
+    uint64_t seqs[4]; /* outbox seqs seen lately: fails and parks that find their event */
+    uint64_t commits; /* txns built so far: each witness value is new */
 } diff_ctx;
 
 /* Sets up c for n stores opened by the caller (s[], names[] filled after);
@@ -100,5 +116,54 @@ uint64_t diff_version_for(diff_ctx *c, int i, uint64_t ref);
 void diff_same_entry(diff_ctx *c, bitt_entry *const *e, const char *what);
 void diff_same_entries(diff_ctx *c, bitt_entries *const *e, const char *what);
 void diff_same_messages(diff_ctx *c, bitt_messages *const *l, const char *what);
+
+/* ---- edges (diff_edges.c): each returns usual unless c->edges, and then
+ * mostly usual too, so that the runs still reach deep states ------------- */
+
+/* A key at or just over max_key: 1 and *key, *len set, or 0. */
+int diff_edge_key(diff_ctx *c, const void **key, size_t *len);
+/* A value at or over max_value, of a bad kind or bad JSON: 1, or 0. */
+int diff_edge_value(diff_ctx *c, const void **value, size_t *len, int *kind);
+/* A KV TTL: huge (saturating), up to the end of time, or negative. */
+int64_t diff_edge_ttl(diff_ctx *c, int64_t usual);
+/* A duration of at least min: BITT_DURATION_MAX_MS, one over, min - 1,
+ * or an int64 edge. */
+int64_t diff_edge_duration(diff_ctx *c, int64_t usual, int64_t min);
+/* A time on the store clock: now, the end of time, 0 or negative. */
+int64_t diff_edge_time(diff_ctx *c, int64_t usual);
+/* A name of 255 bytes, of 256, empty, or not UTF-8. */
+const char *diff_edge_name(diff_ctx *c, const char *usual);
+/* An error text that is not UTF-8 (or at the value limit). */
+const char *diff_edge_error(diff_ctx *c, const char *usual);
+/* A page limit at its maximum or over it. */
+uint32_t diff_edge_limit(diff_ctx *c, uint32_t usual);
+
+/* A txn on every store, with the rule of a failed txn: once an add is
+ * refused, every later add gives that status, and the commit returns it
+ * with its message and writes nothing (a witness set, the first op of
+ * every such txn, must be absent after a failed commit and present after
+ * a good one). */
+typedef struct diff_txn {
+    bitt_txn *t[DIFF_MAX_STORES];
+    int first;   /* the first refused add's status, or 0 */
+    size_t held; /* the ops the reference's txn holds (its adds that were OK) */
+    char message[DIFF_MAX_STORES][256]; /* each store's first refusal */
+    char witness[24];
+} diff_txn;
+
+void diff_txn_begin(diff_ctx *c, diff_txn *x);
+/* Keeps store i's message of a first refusal; returns rc. Wraps every add:
+ * rc[i] = diff_txn_note(x, i, bitt_txn_set(x->t[i], ...)). */
+int diff_txn_note(diff_txn *x, int i, int rc);
+/* The statuses of one add on every store: the same, and the rule. */
+void diff_txn_added(diff_ctx *c, diff_txn *x, const int *rc, const char *what);
+/* One add that is refused (or an edge that is not): a key, value, kind,
+ * TTL, name, delay or payload the engine must refuse; with edges only. */
+void diff_txn_edge_add(diff_ctx *c, diff_txn *x);
+/* Fills the txn to BITT_TXN_OPS_MAX ops, and past it when over. */
+void diff_txn_fill(diff_ctx *c, diff_txn *x, int over);
+/* Commits and frees on every store (rc, ver: per store) and checks the
+ * rule; the caller compares rc. */
+void diff_txn_commit(diff_ctx *c, diff_txn *x, int *rc, uint64_t *ver);
 
 #endif /* BITT_TEST_DIFF_H */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "utf8.h"
 
 int diff_init(diff_ctx *c, int n, uint32_t (*rnd)(void *, uint32_t), void *rng,
               void (*fail)(const char *))
@@ -74,6 +75,7 @@ void diff_manual_clock(diff_ctx *c, int64_t now_ms)
     for (int i = 0; i < c->n; i++)
         if (bitt_clock_set_manual(c->s[i], now_ms))
             diff_fail(c, "manual clock on %s: %s", c->names[i], bitt_error_last());
+    c->now = now_ms;
 }
 
 void diff_advance(diff_ctx *c, int64_t ms)
@@ -81,6 +83,7 @@ void diff_advance(diff_ctx *c, int64_t ms)
     for (int i = 0; i < c->n; i++)
         if (bitt_clock_advance(c->s[i], ms))
             diff_fail(c, "clock advance on %s: %s", c->names[i], bitt_error_last());
+    c->now += ms;
 }
 
 void diff_same_rc(diff_ctx *c, const int *rc, const char *what)
@@ -288,6 +291,19 @@ static void message_vs(diff_ctx *c, int i, const bitt_message *x, const bitt_mes
     same_num(c, i, bitt_message_token(x) != NULL, bitt_message_token(y) != NULL, what, "token");
 }
 
+/* An error text is stored as UTF-8 whatever the caller gave (bad bytes
+ * become U+FFFD), so every binding can read it as a string: a rule that
+ * holds on every store, not only the same bytes on all of them. */
+static void utf8_error(diff_ctx *c, int i, const bitt_message *m, const char *what)
+{
+    const char *e = bitt_message_last_error(m);
+    size_t len = e ? strlen(e) : 0, at = e ? bitt__utf8_invalid_at((const uint8_t *)e, len) : 0;
+    char buf[256];
+    if (at)
+        diff_fail(c, "%s: last_error on %s is not UTF-8 (byte %zu of %zu): \"%s\"", what,
+                  c->names[i], at - 1, len, show((const uint8_t *)e, len, buf, sizeof buf));
+}
+
 void diff_same_messages(diff_ctx *c, bitt_messages *const *l, const char *what)
 {
     for (int i = 1; i < c->n; i++) {
@@ -296,6 +312,9 @@ void diff_same_messages(diff_ctx *c, bitt_messages *const *l, const char *what)
         for (size_t j = 0; j < bitt_messages_count(l[0]); j++)
             message_vs(c, i, bitt_messages_at(l[0], j), bitt_messages_at(l[i], j), what);
     }
+    for (int i = 0; c->edges && i < c->n; i++)
+        for (size_t j = 0; j < bitt_messages_count(l[i]); j++)
+            utf8_error(c, i, bitt_messages_at(l[i], j), what);
 }
 
 void diff_report(const diff_ctx *c, FILE *f, const char *program)

@@ -21,74 +21,82 @@ static const bkey g_keys[] = {
 };
 enum { DKEYS = sizeof g_keys / sizeof *g_keys };
 
-static const bkey *rkey(diff_ctx *c)
+/* One of the keys, or with edges now and then one at or over the limit. */
+static bkey rkey(diff_ctx *c)
 {
-    return &g_keys[diff_rnd(c, DKEYS)];
+    bkey k = g_keys[diff_rnd(c, DKEYS)];
+    const void *p;
+    if (diff_edge_key(c, &p, &k.len))
+        k.bytes = p;
+    return k;
 }
 
 static void list_options(diff_ctx *c, bitt_list_options *o)
 {
-    const bkey *a = rkey(c), *b = rkey(c);
+    bkey a = rkey(c), b = rkey(c);
     switch (diff_rnd(c, 4)) {
     case 0:
-        o->prefix = a->bytes;
-        o->prefix_len = a->len;
+        o->prefix = a.bytes;
+        o->prefix_len = a.len;
         break;
     case 1:
-        o->start = a->bytes;
-        o->start_len = a->len;
+        o->start = a.bytes;
+        o->start_len = a.len;
         break;
     case 2:
-        o->start = a->bytes;
-        o->start_len = a->len;
-        o->end = b->bytes;
-        o->end_len = b->len;
+        o->start = a.bytes;
+        o->start_len = a.len;
+        o->end = b.bytes;
+        o->end_len = b.len;
         break;
     default: break;
     }
-    o->limit = diff_rnd(c, 5);
+    o->limit = diff_edge_limit(c, diff_rnd(c, 5));
     o->reverse = (int)diff_rnd(c, 2);
     if (c->cursor && diff_rnd(c, 3) == 0)
         o->cursor = c->cursor;
 }
 
-/* A commit of up to 4 checks, sets, deletes and sums. */
+/* A commit of up to 4 checks, sets, deletes and sums; with edges, also
+ * refused adds and now and then a txn of BITT_TXN_OPS_MAX ops or one more. */
 static void txn(diff_ctx *c, const void *v, size_t vlen, int kind, int64_t ttl, int64_t delta,
                 int *rc, uint64_t *ver)
 {
-    bitt_txn *t[N];
-    for (int i = 0; i < c->n; i++)
-        if (bitt_txn_begin(c->s[i], &t[i]))
-            diff_fail(c, "txn begin on %s: %s", c->names[i], bitt_error_last());
+    diff_txn x;
+    diff_txn_begin(c, &x);
     uint32_t nops = diff_rnd(c, 5);
     for (uint32_t j = 0; j < nops; j++) {
-        const bkey *kk = rkey(c);
+        if (c->edges && diff_rnd(c, 5) == 0) {
+            diff_txn_edge_add(c, &x);
+            continue;
+        }
+        bkey kk = rkey(c);
         uint32_t type = diff_rnd(c, 4);
         uint64_t cv = 0;
         if (type == 0 && diff_rnd(c, 2)) {
             bitt_entry *cur;
-            if (bitt_kv_get(c->s[0], kk->bytes, kk->len, &cur) == BITT_OK) {
+            if (bitt_kv_get(c->s[0], kk.bytes, kk.len, &cur) == BITT_OK) {
                 cv = bitt_entry_version(cur) + (diff_rnd(c, 4) == 0);
                 bitt_entry_free(cur);
             }
         }
         int arc[N];
         for (int i = 0; i < c->n; i++) {
+            bitt_txn *t = x.t[i];
+            int r;
             switch (type) {
-            case 0:
-                arc[i] = bitt_txn_check(t[i], kk->bytes, kk->len, diff_version_for(c, i, cv));
-                break;
-            case 1: arc[i] = bitt_txn_set(t[i], kk->bytes, kk->len, v, vlen, kind, ttl); break;
-            case 2: arc[i] = bitt_txn_delete(t[i], kk->bytes, kk->len); break;
-            default: arc[i] = bitt_txn_sum(t[i], kk->bytes, kk->len, delta); break;
+            case 0: r = bitt_txn_check(t, kk.bytes, kk.len, diff_version_for(c, i, cv)); break;
+            case 1: r = bitt_txn_set(t, kk.bytes, kk.len, v, vlen, kind, ttl); break;
+            case 2: r = bitt_txn_delete(t, kk.bytes, kk.len); break;
+            default: r = bitt_txn_sum(t, kk.bytes, kk.len, delta); break;
             }
+            arc[i] = diff_txn_note(&x, i, r);
         }
-        diff_same_rc(c, arc, "txn action");
+        diff_txn_added(c, &x, arc, "txn action");
     }
-    for (int i = 0; i < c->n; i++) {
-        rc[i] = bitt_txn_commit(t[i], &ver[i]);
-        bitt_txn_free(t[i]);
-    }
+    if (c->edges && diff_rnd(c, 150) == 0)
+        diff_txn_fill(c, &x, diff_rnd(c, 2));
+    diff_txn_commit(c, &x, rc, ver);
 }
 
 void diff_kv_step(diff_ctx *c)
@@ -99,16 +107,18 @@ void diff_kv_step(diff_ctx *c)
     bitt_entry *e[N] = {0};
     bitt_entries *es[N] = {0};
     const char *what;
-    const bkey *k = rkey(c);
+    bkey key = rkey(c);
+    const bkey *k = &key;
     static const char *const values[] = {
         "",          "x",   "0", "-7", "12", "9223372036854775807", "-9223372036854775808",
         "{\"a\":1}", "v\0v"};
-    const char *v = values[diff_rnd(c, 9)];
-    size_t vlen = v[0] == 'v' ? 3 : strlen(v);
+    const void *v = values[diff_rnd(c, 9)];
+    size_t vlen = ((const char *)v)[0] == 'v' ? 3 : strlen(v);
     int kind = diff_rnd(c, 3) == 0   ? BITT_KIND_COUNTER
                : diff_rnd(c, 4) == 0 ? BITT_KIND_JSON
                                      : BITT_KIND_BYTES;
-    int64_t ttl = diff_rnd(c, 3) == 0 ? (int64_t)diff_rnd(c, 50) + 1 : 0;
+    diff_edge_value(c, &v, &vlen, &kind);
+    int64_t ttl = diff_edge_ttl(c, diff_rnd(c, 3) == 0 ? (int64_t)diff_rnd(c, 50) + 1 : 0);
     int64_t delta = diff_rnd(c, 10) == 0   ? INT64_MAX
                     : diff_rnd(c, 10) == 0 ? INT64_MIN
                                            : (int64_t)diff_rnd(c, 21) - 10;
@@ -142,9 +152,9 @@ void diff_kv_step(diff_ctx *c)
         const void *keys[4];
         size_t lens[4], n = diff_rnd(c, 5);
         for (size_t j = 0; j < n; j++) {
-            const bkey *kk = rkey(c);
-            keys[j] = kk->bytes;
-            lens[j] = kk->len;
+            bkey kk = rkey(c);
+            keys[j] = kk.bytes;
+            lens[j] = kk.len;
         }
         for (int i = 0; i < c->n; i++)
             rc[i] = bitt_kv_get_many(c->s[i], keys, lens, n, &es[i]);

@@ -35,17 +35,22 @@ static void enqueue(diff_ctx *c, const char *topic)
 {
     int rc[N];
     bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
-    o.delay_ms = diff_rnd(c, 3) == 0 ? diff_rnd(c, 100) : 0;
+    o.delay_ms = diff_edge_duration(c, diff_rnd(c, 3) == 0 ? diff_rnd(c, 100) : 0, 0);
     o.max_attempts = diff_rnd(c, 4);
+    if (c->edges && diff_rnd(c, 20) == 0)
+        o.max_attempts = diff_rnd(c, 2) ? UINT32_MAX : 1;
     const char *d = g_dedups[diff_rnd(c, 3)];
     o.dedup_key = d;
     o.dedup_key_len = d ? 2 : 0;
+    diff_edge_key(c, &o.dedup_key, &o.dedup_key_len);
     uint64_t id[N] = {0};
-    char payload[16];
-    int len = snprintf(payload, sizeof payload, "p%d", c->step);
+    char text[16];
+    const void *payload = text;
+    size_t len = (size_t)snprintf(text, sizeof text, "p%d", c->step);
+    int kind = BITT_KIND_BYTES;
+    diff_edge_value(c, &payload, &len, &kind);
     for (int i = 0; i < c->n; i++)
-        rc[i] =
-            bitt_queue_enqueue(c->s[i], topic, payload, (size_t)len, BITT_KIND_BYTES, &o, &id[i]);
+        rc[i] = bitt_queue_enqueue(c->s[i], topic, payload, len, kind, &o, &id[i]);
     diff_same_rc(c, rc, "enqueue");
     same_u64(c, id, "enqueue", "id");
     if (id[0] > c->max_id)
@@ -56,8 +61,9 @@ static void dequeue(diff_ctx *c, const char *topic)
 {
     int rc[N];
     bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
-    o.limit = 1 + diff_rnd(c, 3);
-    o.lease_ms = diff_rnd(c, 2) ? 1 + diff_rnd(c, 80) : 5000 + diff_rnd(c, 80);
+    o.limit = diff_edge_limit(c, 1 + diff_rnd(c, 3));
+    o.lease_ms =
+        diff_edge_duration(c, diff_rnd(c, 2) ? 1 + diff_rnd(c, 80) : 5000 + diff_rnd(c, 80), 1);
     bitt_messages *l[N] = {0};
     for (int i = 0; i < c->n; i++)
         rc[i] = bitt_queue_dequeue(c->s[i], topic, &o, &l[i]);
@@ -99,13 +105,13 @@ static void settle(diff_ctx *c, const char *topic)
             rc[i] = bitt_queue_ack(c->s[i], topic, id, tok[i]);
         diff_same_rc(c, rc, "ack");
     } else if (how == 1) {
-        const char *err = g_errors[diff_rnd(c, 3)];
-        int64_t delay = diff_rnd(c, 2) ? -1 : (int64_t)diff_rnd(c, 50);
+        const char *err = diff_edge_error(c, g_errors[diff_rnd(c, 3)]);
+        int64_t delay = diff_edge_duration(c, diff_rnd(c, 2) ? -1 : (int64_t)diff_rnd(c, 50), 0);
         for (int i = 0; i < c->n; i++)
             rc[i] = bitt_queue_nack(c->s[i], topic, id, tok[i], err, delay);
         diff_same_rc(c, rc, "nack");
     } else {
-        int64_t lease = diff_rnd(c, 4) == 0 ? 0 : diff_rnd(c, 80);
+        int64_t lease = diff_edge_duration(c, diff_rnd(c, 4) == 0 ? 0 : diff_rnd(c, 80), 0);
         for (int i = 0; i < c->n; i++)
             rc[i] = bitt_queue_extend(c->s[i], topic, id, tok[i], lease);
         diff_same_rc(c, rc, "extend");
@@ -143,7 +149,7 @@ static void dead(diff_ctx *c, const char *topic, uint32_t op)
     if (op < 88) {
         bitt_messages *l[N] = {0};
         uint64_t after = diff_rnd(c, 3) ? 0 : pick_id(c);
-        uint32_t limit = diff_rnd(c, 4);
+        uint32_t limit = diff_edge_limit(c, diff_rnd(c, 4));
         for (int i = 0; i < c->n; i++)
             rc[i] = bitt_queue_dead_list(c->s[i], topic, after, limit, &l[i]);
         diff_same_rc(c, rc, "dead list");
@@ -164,7 +170,7 @@ static void dead(diff_ctx *c, const char *topic, uint32_t op)
 
 static void queue_step(diff_ctx *c)
 {
-    const char *topic = g_topics[diff_rnd(c, 2)];
+    const char *topic = diff_edge_name(c, g_topics[diff_rnd(c, 2)]);
     uint32_t op = diff_rnd(c, 100);
     if (op < 25)
         enqueue(c, topic);
@@ -178,20 +184,31 @@ static void queue_step(diff_ctx *c)
         dead(c, topic, op);
 }
 
-/* A commit fenced by the lease, with a sum, an enqueue and an append. */
-static void fenced_commit(diff_ctx *c, const char *owner, uint64_t epoch, int *rc)
+/* A commit fenced by the lease, with a sum, an enqueue and an append;
+ * with edges, now and then a refused add among them. */
+static void fenced_commit(diff_ctx *c, const char *name, const char *owner, uint64_t epoch, int *rc)
 {
+    static const char *const what[] = {"fenced commit fence", "fenced commit sum",
+                                       "fenced commit enqueue", "fenced commit append"};
     uint64_t ver[N] = {0};
-    for (int i = 0; i < c->n; i++) {
-        bitt_txn *t;
-        if (bitt_txn_begin(c->s[i], &t) || bitt_txn_fence(t, "L", owner, epoch) ||
-            bitt_txn_sum(t, "fenced", 6, 1) ||
-            bitt_txn_enqueue(t, "t1", "f", 1, BITT_KIND_BYTES, NULL) ||
-            bitt_txn_outbox_append(t, "s1", "ev", 2, BITT_KIND_BYTES))
-            diff_fail(c, "building a fenced commit on %s: %s", c->names[i], bitt_error_last());
-        rc[i] = bitt_txn_commit(t, &ver[i]);
-        bitt_txn_free(t);
+    diff_txn x;
+    diff_txn_begin(c, &x);
+    uint32_t refused_before = c->edges ? diff_rnd(c, 8) : 4;
+    for (uint32_t op = 0; op < 4; op++) {
+        if (op == refused_before)
+            diff_txn_edge_add(c, &x);
+        int arc[N];
+        for (int i = 0; i < c->n; i++) {
+            bitt_txn *t = x.t[i];
+            int r = op == 0   ? bitt_txn_fence(t, name, owner, epoch)
+                    : op == 1 ? bitt_txn_sum(t, "fenced", 6, 1)
+                    : op == 2 ? bitt_txn_enqueue(t, "t1", "f", 1, BITT_KIND_BYTES, NULL)
+                              : bitt_txn_outbox_append(t, "s1", "ev", 2, BITT_KIND_BYTES);
+            arc[i] = diff_txn_note(&x, i, r);
+        }
+        diff_txn_added(c, &x, arc, what[op]);
     }
+    diff_txn_commit(c, &x, rc, ver);
     diff_same_rc(c, rc, "fenced commit");
     diff_same_version(c, ver, "fenced commit");
 }
@@ -199,31 +216,35 @@ static void fenced_commit(diff_ctx *c, const char *owner, uint64_t epoch, int *r
 static void lease_step(diff_ctx *c)
 {
     int rc[N];
-    const char *owner = diff_rnd(c, 2) ? "o1" : "o2";
+    const char *owner = diff_edge_name(c, diff_rnd(c, 2) ? "o1" : "o2");
+    const char *name = diff_edge_name(c, "L");
     uint64_t epoch = c->epoch + (diff_rnd(c, 4) == 0 ? (uint64_t)diff_rnd(c, 3) - 1 : 0);
+    if (c->edges && diff_rnd(c, 30) == 0)
+        epoch = diff_rnd(c, 2) ? UINT64_MAX : 0;
     uint32_t op = diff_rnd(c, 5);
     int64_t x[N] = {0};
     uint64_t e[N] = {0};
-    int64_t ttl = 1 + diff_rnd(c, 60);
+    /* with edges, also leases that outlive the steps up to a fenced commit */
+    int64_t ttl = diff_edge_duration(c, 1 + diff_rnd(c, c->edges && diff_rnd(c, 2) ? 5000 : 60), 1);
     if (op == 0) {
         for (int i = 0; i < c->n; i++)
-            rc[i] = bitt_lease_acquire(c->s[i], "L", owner, ttl, &e[i], &x[i]);
+            rc[i] = bitt_lease_acquire(c->s[i], name, owner, ttl, &e[i], &x[i]);
         diff_same_rc(c, rc, "lease acquire");
         if (!rc[0])
             c->epoch = e[0];
     } else if (op == 1) {
         for (int i = 0; i < c->n; i++)
-            rc[i] = bitt_lease_renew(c->s[i], "L", owner, epoch, ttl, &x[i]);
+            rc[i] = bitt_lease_renew(c->s[i], name, owner, epoch, ttl, &x[i]);
         diff_same_rc(c, rc, "lease renew");
     } else if (op == 2) {
         for (int i = 0; i < c->n; i++)
-            rc[i] = bitt_lease_release(c->s[i], "L", owner, epoch);
+            rc[i] = bitt_lease_release(c->s[i], name, owner, epoch);
         diff_same_rc(c, rc, "lease release");
     } else if (op == 3) {
         bitt_buf o[N];
         for (int i = 0; i < c->n; i++) {
             o[i] = (bitt_buf)BITT_BUF_INIT;
-            rc[i] = bitt_lease_get(c->s[i], "L", &o[i], &e[i], &x[i]);
+            rc[i] = bitt_lease_get(c->s[i], name, &o[i], &e[i], &x[i]);
         }
         diff_same_rc(c, rc, "lease get");
         for (int i = 1; i < c->n; i++)
@@ -234,7 +255,7 @@ static void lease_step(diff_ctx *c)
         for (int i = 0; i < c->n; i++)
             bitt_buf_dispose(&o[i]);
     } else {
-        fenced_commit(c, owner, epoch, rc);
+        fenced_commit(c, name, owner, epoch, rc);
     }
     if (rc[0] == BITT_OK) {
         same_u64(c, e, "lease", "epoch");
@@ -245,16 +266,31 @@ static void lease_step(diff_ctx *c)
 static void outbox_step(diff_ctx *c)
 {
     int rc[N];
-    const char *stream = diff_rnd(c, 2) ? "s1" : "s2";
+    const char *stream = diff_edge_name(c, diff_rnd(c, 2) ? "s1" : "s2");
     uint32_t op = diff_rnd(c, 9);
-    uint64_t seqs[3] = {1 + diff_rnd(c, 20), 1 + diff_rnd(c, 20), 1 + diff_rnd(c, 20)};
+    /* room for one over the most seqs a call takes */
+    static uint64_t seqs[1001];
+    for (int j = 0; j < 3; j++)
+        seqs[j] = 1 + diff_rnd(c, 20);
     size_t count = diff_rnd(c, 4);
+    if (c->edges && diff_rnd(c, 20) == 0) {
+        count = diff_rnd(c, 2) ? 1000 : 1001;
+        for (size_t j = 3; j < count; j++)
+            seqs[j] = j % 7 ? j : UINT64_MAX;
+    }
+    if (c->edges && diff_rnd(c, 2))
+        seqs[0] = c->seqs[diff_rnd(c, 4)];
+    if (c->edges && diff_rnd(c, 20) == 0)
+        seqs[0] = diff_rnd(c, 2) ? UINT64_MAX : 0;
     uint64_t n[N] = {0}, m[N] = {0};
     bitt_messages *l[N] = {0};
-    const char *err = g_errors[diff_rnd(c, 3)];
+    const char *err = diff_edge_error(c, g_errors[diff_rnd(c, 3)]);
     const char *what = "outbox";
-    uint32_t limit = diff_rnd(c, 4), reason = diff_rnd(c, 3);
-    int64_t next = diff_rnd(c, 2) ? 0 : 1000 + diff_rnd(c, 9);
+    uint32_t limit = diff_edge_limit(c, diff_rnd(c, 4)), reason = diff_rnd(c, 3);
+    int park = 1 + (int)(reason % 2);
+    if (c->edges && diff_rnd(c, 20) == 0)
+        park = diff_rnd(c, 2) ? 3 : -1;
+    int64_t next = diff_edge_time(c, diff_rnd(c, 2) ? 0 : 1000 + diff_rnd(c, 9));
     for (int i = 0; i < c->n; i++) {
         bitt_store *s = c->s[i];
         switch (op) {
@@ -276,7 +312,7 @@ static void outbox_step(diff_ctx *c)
             break;
         case 4:
             what = "outbox park";
-            rc[i] = bitt_outbox_park(s, stream, seqs[0], 1 + (int)(reason % 2), err);
+            rc[i] = bitt_outbox_park(s, stream, seqs[0], park, err);
             break;
         case 5:
             what = "outbox parked";
@@ -301,6 +337,10 @@ static void outbox_step(diff_ctx *c)
     same_u64(c, m, what, "m");
     if (l[0])
         diff_same_messages(c, l, what);
+    if (c->edges && op == 0 && rc[0] == BITT_OK)
+        c->seqs[diff_rnd(c, 4)] = n[0];
+    for (size_t j = 0; c->edges && op == 1 && l[0] && j < bitt_messages_count(l[0]); j++)
+        c->seqs[diff_rnd(c, 4)] = bitt_message_id(bitt_messages_at(l[0], j));
     for (int i = 0; i < c->n; i++)
         bitt_messages_free(l[i]);
 }
@@ -337,10 +377,16 @@ static void schedule_step(diff_ctx *c, uint32_t op, const char *key)
 {
     int rc[N];
     if (op == 1) {
-        int64_t interval = 1 + diff_rnd(c, 3) * 10;
-        int64_t first = diff_rnd(c, 2) ? 0 : 1000000 + diff_rnd(c, 100);
+        int64_t interval = diff_edge_duration(c, 1 + diff_rnd(c, 3) * 10, 1);
+        /* with edges, near the clock wherever it is (at the end of time too) */
+        int64_t base = !c->edges ? 1000000 : c->now < INT64_MAX - 100 ? c->now : INT64_MAX - 100;
+        int64_t first = diff_edge_time(c, diff_rnd(c, 2) ? 0 : base + diff_rnd(c, 100));
+        const void *payload = "p";
+        size_t len = 1;
+        int kind = BITT_KIND_BYTES;
+        diff_edge_value(c, &payload, &len, &kind);
         for (int i = 0; i < c->n; i++)
-            rc[i] = bitt_schedule_upsert(c->s[i], key, interval, "p", 1, BITT_KIND_BYTES, first);
+            rc[i] = bitt_schedule_upsert(c->s[i], key, interval, payload, len, kind, first);
         diff_same_rc(c, rc, "schedule upsert");
     } else if (op == 2 || op == 3) {
         bitt_schedule *x[N] = {0};
@@ -378,9 +424,13 @@ static void pubsub_step(diff_ctx *c, uint32_t op, const char *key)
 {
     int rc[N];
     if (op == 6 || !c->subs[0]) {
-        const char *channel = diff_rnd(c, 2) ? "c1" : "c2";
+        const char *channel = diff_edge_name(c, diff_rnd(c, 2) ? "c1" : "c2");
+        const void *data = key;
+        size_t len = strlen(key);
+        int kind;
+        diff_edge_value(c, &data, &len, &kind);
         for (int i = 0; i < c->n; i++)
-            rc[i] = bitt_pubsub_publish(c->s[i], channel, key, strlen(key));
+            rc[i] = bitt_pubsub_publish(c->s[i], channel, data, len);
         diff_same_rc(c, rc, "publish");
         return;
     }
@@ -410,7 +460,7 @@ static void pubsub_step(diff_ctx *c, uint32_t op, const char *key)
 static void other_step(diff_ctx *c)
 {
     static const char *const keys[] = {"a", "a/b", "b", "ab"};
-    const char *key = keys[diff_rnd(c, 4)];
+    const char *key = diff_edge_name(c, keys[diff_rnd(c, 4)]);
     uint32_t op = diff_rnd(c, 9);
     if (op == 0) {
         int rc[N];
@@ -418,6 +468,13 @@ static void other_step(diff_ctx *c)
         int64_t cap = 1 + diff_rnd(c, 5), refill = 1 + diff_rnd(c, 3);
         int64_t period = diff_rnd(c, 2) ? 1000 : 1 + diff_rnd(c, 2000);
         int64_t n = 1 + diff_rnd(c, (uint32_t)cap);
+        if (c->edges && diff_rnd(c, 8) == 0) { /* the parameters' bounds: 1..2^31-1 */
+            static const int64_t edges[] = {INT32_MAX, (int64_t)INT32_MAX + 1, 0, -1, 1};
+            int64_t *which[] = {&cap, &refill, &period, &n};
+            *which[diff_rnd(c, 4)] = edges[diff_rnd(c, 5)];
+            if (diff_rnd(c, 3) == 0)
+                n = cap + diff_rnd(c, 2);
+        }
         for (int i = 0; i < c->n; i++)
             rc[i] = bitt_budget_take(c->s[i], key, cap, refill, period, n, &wait[i]);
         diff_same_rc(c, rc, "budget take");
@@ -432,9 +489,10 @@ static void other_step(diff_ctx *c)
 void diff_module_step(diff_ctx *c)
 {
     uint32_t area = diff_rnd(c, 10);
-    if (area < 5)
+    /* edges give the outbox more turns: its error texts are edges too */
+    if (area < 5u - (c->edges != 0))
         queue_step(c);
-    else if (area < 7)
+    else if (area < 7u - (c->edges != 0))
         lease_step(c);
     else if (area < 8)
         outbox_step(c);
