@@ -19,9 +19,8 @@ static bitt_backend *parse(const char *text, bitt_url *url)
 {
     bitt_backend *be = calloc(1, sizeof *be);
     assert_non_null(be);
-    bitt_limits limits = {BITT_DEFAULT_MAX_KEY_SIZE, BITT_DEFAULT_MAX_VALUE_SIZE};
     assert_int_equal(bitt__url_parse(text, url), BITT_OK);
-    assert_int_equal(bitt__pg_read_url(url, &limits, be), BITT_OK);
+    assert_int_equal(bitt__pg_read_url(url, be), BITT_OK);
     return be;
 }
 

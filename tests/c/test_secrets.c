@@ -150,7 +150,7 @@ static const backend backends[] = {
     {"postgres",
      "bitt_test",
      "connect_timeout=2",
-     {{"no_such_option=1", BITT_EBACKEND},
+     {{"no_such_option=1", BITT_EURL}, /* refused before connecting */
       {"statement_timeout=abc", BITT_EURL},
       {"schema=bad-name", BITT_EURL}},
      &g_pg_port,
