@@ -1762,6 +1762,17 @@ intgo _wrap_bitt_clock_now_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, long lon
 }
 
 
+intgo _wrap_BITT_VALUE_SIZE_MAX_raw_36dec5c6be30bb6c() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)((64*1024*1024));
+  _swig_go_result = bittw_go_status(result);
+  return _swig_go_result;
+}
+
+
 intgo _wrap_bitt_kv_get_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;

@@ -204,6 +204,7 @@ extern swig_intgo _wrap_bitt_clock_set_manual_raw_36dec5c6be30bb6c(uintptr_t arg
 extern swig_intgo _wrap_bitt_clock_advance_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_41 arg2);
 extern swig_intgo _wrap_bitt_clock_use_system_raw_36dec5c6be30bb6c(uintptr_t arg1);
 extern swig_intgo _wrap_bitt_clock_now_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_BITT_VALUE_SIZE_MAX_raw_36dec5c6be30bb6c(void);
 extern swig_intgo _wrap_bitt_kv_get_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_42 arg2, swig_type_43 arg3);
 extern swig_intgo _wrap_bitt_kv_set_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_44 arg2, swig_type_45 arg3, swig_intgo arg4, swig_type_46 arg5, swig_voidp arg6);
 extern swig_intgo _wrap_bitt_kv_delete_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_47 arg2);
@@ -717,6 +718,15 @@ const BITT_KIND_BYTES int = 0
 const BITT_KIND_JSON int = 1
 const BITT_KIND_COUNTER int = 2
 const BITT_TTL_NONE int = 0
+const BITT_KEY_SIZE_MAX int = 2400
+func _swig_getBITT_VALUE_SIZE_MAX() (_swig_ret int) {
+	var swig_r int
+	swig_r = (int)(C._wrap_BITT_VALUE_SIZE_MAX_raw_36dec5c6be30bb6c())
+	return swig_r
+}
+
+var BITT_VALUE_SIZE_MAX int = _swig_getBITT_VALUE_SIZE_MAX()
+const BITT_JSON_DEPTH_MAX int = 512
 const BITT_GET_MANY_MAX int = 1000
 const BITT_LIST_LIMIT_MAX int = 1000
 const BITT_LIST_LIMIT_DEFAULT int = 100
