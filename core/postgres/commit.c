@@ -11,8 +11,40 @@
  * increase in commit order. Two commits against one version cannot both
  * succeed: the second waits for the first's locks and then reads its row.
  *
+ * Stamp order. A versionstamp is a sequence value taken inside the
+ * transaction, and PostgreSQL makes transactions visible as they finish,
+ * not in the order they took their stamps: a big commit that took V could
+ * become visible after a set of another key took V+1 and was acknowledged,
+ * and a reader that had seen V+1 would then find a new commit below it.
+ * The rule (docs/semantics.md): once a commit with stamp V is visible, no
+ * commit with a lower stamp becomes visible later. So every commit that
+ * takes a stamp (enqueues and appends too: the stamp is handed back) first
+ * takes the store's stamp order lock, pg_advisory_xact_lock on a key of
+ * the store's schema and prefix, right before nextval, and holds it until
+ * COMMIT has made it visible (transaction locks are released after that):
+ * stamps are handed out in the order commits become visible. The lock
+ * comes after the key locks and the reads, so those and their waits stay
+ * parallel; only the tail is serialized: stamp, mutations, the commit's WAL
+ * flush. The tail never waits for a lock that a waiter for the stamp order
+ * lock may hold: it writes only rows under the key locks it holds (the
+ * queue sweeps, which may wait for a row, run before the lock). The lone
+ * sets that set_group.c groups share one tail.
+ *
+ * Why no design that keeps concurrent WAL flushes (group commit): a
+ * transaction becomes visible after its commit record is flushed, and
+ * nothing it runs comes after that flush, so two stamped commits flushing
+ * at once may become visible in either order. Ordering them otherwise takes
+ * visibility before durability (synchronous_commit=off: a crash can undo
+ * what a reader saw), or readers hiding committed rows above an in-flight
+ * stamp (a get after one's own set would miss it, and the row's earlier
+ * value is gone). Neither keeps bitt's guarantees; the serialized tail
+ * does, at one commit flush at a time per store (sets grouped in one
+ * transaction share it). Other stores, in other schemas or prefixes, keep
+ * flushing together.
+ *
  * Round trips. A commit without checks or fences is one pipeline in one
- * implicit transaction: locks, versionstamp, every mutation in op order
+ * implicit transaction: key locks, queue sweeps, the stamp order lock,
+ * versionstamp, every mutation in op order
  * (each sees the ones before it), NOTIFY when it enqueues. With checks or
  * fences it is two: BEGIN, locks and the reads; then, once every check
  * passed, the same mutations and COMMIT. A sum refuses a non-counter or an
@@ -31,6 +63,7 @@ static const char sql_check[] =
 static const char sql_fence[] =
     "SELECT 1 FROM @lease WHERE name = $1::text AND owner = $2::text AND epoch = $3::int8 "
     "AND expires_at > " PG_NOW_4 " FOR SHARE";
+static const char sql_order[] = "SELECT pg_advisory_xact_lock($1::int8)";
 static const char sql_stamp[] = "SELECT nextval('@versionstamp')";
 static const char sql_set[] =
     "INSERT INTO @kv AS t (key, value, kind, version, expires_at) VALUES ($1::bytea, $2::bytea, "
@@ -170,12 +203,24 @@ static bitt_pg_params *add_set(plan *pl, const bitt_op *op, const bitt_time *t)
     return p;
 }
 
-/* The versionstamp, the sweeps of the topics that enqueue with a dedup
- * key, then every mutation in op order, and a NOTIFY when it enqueues. */
+/* The stamp order lock, then the versionstamp: see the top of this file.
+ * The lock's key is the store's (schema and prefix), so stores that share
+ * a database do not wait for each other. */
+static int add_stamp(const bitt_backend *be, plan *pl)
+{
+    int64_t key = bitt__pg_lock_key(be, 's', "versionstamp", 12, NULL, 0);
+    bitt__pg_p_i64(add(pl, PG_C_ORDER, sql_order), key);
+    int at = pl->n;
+    add(pl, PG_C_STAMP, sql_stamp);
+    return at;
+}
+
+/* The sweeps of the topics that enqueue with a dedup key, the stamp, then
+ * every mutation in op order, and a NOTIFY when it enqueues. The sweeps
+ * come before the stamp order lock: they may wait for a queue row another
+ * commit holds, and that commit may be waiting for the stamp order lock. */
 static void add_writes(const bitt_backend *be, plan *pl, const bitt_commit *c, int *stamp_step)
 {
-    *stamp_step = pl->n;
-    add(pl, PG_C_STAMP, sql_stamp);
     int enqueues = 0;
     for (size_t i = 0; i < c->count; i++) {
         const bitt_op *op = &c->ops[i];
@@ -189,6 +234,7 @@ static void add_writes(const bitt_backend *be, plan *pl, const bitt_commit *c, i
         if (!seen)
             bitt__pg_sweep_params(add(pl, PG_Q_SWEEP, bitt__pg_sweep_sql), op->name, &c->time);
     }
+    *stamp_step = add_stamp(be, pl);
     for (size_t i = 0; i < c->count; i++) {
         const bitt_op *op = &c->ops[i];
         bitt_pg_params *p = NULL;
@@ -407,8 +453,8 @@ int bitt__pg_commit(bitt_backend *be, bitt_commit *c)
     int rc = bitt__pg_schema(be);
     if (rc)
         return rc;
-    /* At most: BEGIN, LOCK, a read per op; then the stamp, a sweep and a
-     * mutation per op, NOTIFY, COMMIT. */
+    /* At most: BEGIN, LOCK, a read per op; then a sweep per op, the stamp
+     * order lock, the stamp, a mutation per op, NOTIFY, COMMIT. */
     size_t cap = 2 * c->count + 4;
     plan pl = {0};
     pl.steps = bitt__calloc(cap, sizeof *pl.steps);
@@ -432,16 +478,16 @@ int bitt__pg_commit(bitt_backend *be, bitt_commit *c)
 }
 
 /* Locking as for any commit: every key's lock in one statement, ascending,
- * before any versionstamp is taken, so a key's versions still increase in
- * commit order; one pipeline, so one implicit transaction. */
+ * then the stamp order lock once for the group, so every set's stamp is
+ * taken in the ordered tail; one pipeline, so one implicit transaction. */
 int bitt__pg_commit_sets(bitt_backend *be, bitt_commit *const *cs, size_t n)
 {
     int rc = bitt__pg_schema(be);
     if (rc)
         return rc;
     plan pl = {0};
-    pl.steps = bitt__calloc(2 * n + 1, sizeof *pl.steps);
-    pl.params = bitt__calloc(2 * n + 1, sizeof *pl.params);
+    pl.steps = bitt__calloc(2 * n + 2, sizeof *pl.steps);
+    pl.params = bitt__calloc(2 * n + 2, sizeof *pl.params);
     pl.keys = bitt__malloc(n * sizeof *pl.keys);
     if (!pl.steps || !pl.params || !pl.keys) {
         free_plan(&pl);
@@ -453,14 +499,17 @@ int bitt__pg_commit_sets(bitt_backend *be, bitt_commit *const *cs, size_t n)
     rc = bitt__pg_lock_step(&pl.steps[0], &lock_params, &pl.lock_buf, pl.keys, n);
     if (!rc) {
         pl.n = 1;
-        for (size_t i = 0; i < n; i++) {
+        add_stamp(be, &pl);
+        add_set(&pl, &cs[0]->ops[0], &cs[0]->time);
+        for (size_t i = 1; i < n; i++) {
             add(&pl, PG_C_STAMP, sql_stamp);
             add_set(&pl, &cs[i]->ops[0], &cs[i]->time);
         }
         rc = bitt__pg_run(be, pl.steps, pl.n, "commit");
     }
+    /* Step 0 locks the keys, step 1 the stamp order; then stamp, set. */
     for (size_t i = 0; !rc && i < n; i++)
-        cs[i]->version = (uint64_t)bitt__pg_i64(pl.steps[1 + 2 * i].res, 0, 0);
+        cs[i]->version = (uint64_t)bitt__pg_i64(pl.steps[2 + 2 * i].res, 0, 0);
     bitt__pg_clear(pl.steps, pl.n);
     free_plan(&pl);
     return rc;

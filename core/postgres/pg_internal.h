@@ -109,6 +109,7 @@ typedef enum bitt_pg_id {
     PG_KV_PURGE,
     PG_C_CHECK,
     PG_C_FENCE,
+    PG_C_ORDER, /* the store's stamp order lock (commit.c) */
     PG_C_STAMP,
     PG_C_SET,
     PG_C_DELETE,
@@ -383,8 +384,9 @@ bitt_entry *bitt__pg_row_entry(const PGresult *res, int r, int col, const uint8_
 
 int bitt__pg_commit(bitt_backend *be, bitt_commit *c);
 /* Lone sets cs[0..n) (bitt__pg_lone_set) as one transaction: the locks of
- * every key, then for each in order its own versionstamp and its upsert.
- * All are written, each with its version, or none. */
+ * every key, the stamp order lock, then for each in order its own
+ * versionstamp and its upsert. All are written, each with its version, or
+ * none. */
 int bitt__pg_commit_sets(bitt_backend *be, bitt_commit *const *cs, size_t n);
 
 /* The statement that dead-letters a topic's expired last leases, to run
