@@ -125,6 +125,7 @@ static void url_password(char *out, size_t size)
 /* What the incrementing child shares with the parent. */
 typedef struct shared {
     int stop;
+    int opened; /* the child's store is open: the restart may come */
     uint64_t ok, failed, attempts;
     int bad_status;
     char bad_message[256];
@@ -132,17 +133,20 @@ typedef struct shared {
 
 static void child_increment(shared *sh)
 {
-    alarm(120);
+    alarm(600); /* a safety net should the parent die: never reached in a run */
     bitt_store *s = NULL;
     char url[512];
     snprintf(url, sizeof url, "%s?schema=%s", g_url, g_schema);
-    if (bitt_store_open(url, &s)) {
-        sh->bad_status = -100;
+    int rc = bitt_store_open(url, &s);
+    if (rc) {
+        sh->bad_status = rc;
+        snprintf(sh->bad_message, sizeof sh->bad_message, "open: %s", bitt_error_last());
         _exit(1);
     }
+    __atomic_store_n(&sh->opened, 1, __ATOMIC_SEQ_CST);
     while (!__atomic_load_n(&sh->stop, __ATOMIC_SEQ_CST)) {
         __atomic_add_fetch(&sh->attempts, 1, __ATOMIC_SEQ_CST);
-        int rc = bitt_kv_increment(s, "n", 1, 1, 0, NULL, NULL);
+        rc = bitt_kv_increment(s, "n", 1, 1, 0, NULL, NULL);
         if (rc == BITT_OK) {
             __atomic_add_fetch(&sh->ok, 1, __ATOMIC_SEQ_CST);
         } else if (rc == BITT_EBACKEND) {
@@ -200,7 +204,16 @@ static void test_restart_in_the_middle(void **state)
     assert_true(child >= 0);
     if (child == 0)
         child_increment(sh);
-    sleep_ms(300);
+    /* The restart comes once the child is open and has incremented (on a
+     * slow or busy machine that takes a while: waited for, never timed). */
+    int child_st = 0;
+    while (!(__atomic_load_n(&sh->opened, __ATOMIC_SEQ_CST) &&
+             __atomic_load_n(&sh->ok, __ATOMIC_SEQ_CST) > 0)) {
+        if (waitpid(child, &child_st, WNOHANG) == child)
+            fail_msg("the incrementing process ended before the restart (%d): %s", child_st,
+                     sh->bad_message);
+        sleep_ms(10);
+    }
 
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "'%s' restart '%s' >/dev/null", SCRIPT, g_private_dir);
@@ -226,16 +239,21 @@ static void test_restart_in_the_middle(void **state)
     assert_memory_equal(bitt_entry_value(e, &len), "1", 1);
     bitt_entry_free(e);
 
-    /* Let the child go on a little past the restart, then stop it. */
+    /* Let the child go on a little past the restart (however long 20
+     * increments take here, unless it ends), then stop it. */
     uint64_t ok_then = __atomic_load_n(&sh->ok, __ATOMIC_SEQ_CST);
-    for (int i = 0; i < 1000 && __atomic_load_n(&sh->ok, __ATOMIC_SEQ_CST) < ok_then + 20; i++)
+    int ended = 0;
+    while (__atomic_load_n(&sh->ok, __ATOMIC_SEQ_CST) < ok_then + 20 &&
+           !(ended = waitpid(child, &child_st, WNOHANG) == child))
         sleep_ms(20);
     __atomic_store_n(&sh->stop, 1, __ATOMIC_SEQ_CST);
-    int st = 0;
-    waitpid(child, &st, 0);
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    if (!ended)
+        waitpid(child, &child_st, 0);
+    /* its own words first: they say why it failed */
     if (sh->bad_status)
         fail_msg("the incrementing process got %d: %s", sh->bad_status, sh->bad_message);
+    if (!WIFEXITED(child_st) || WEXITSTATUS(child_st) != 0)
+        fail_msg("the incrementing process ended with status %d", child_st);
     assert_true(sh->ok >= ok_then + 20);
     /* Every acknowledged increment is there; an unacknowledged one may be. */
     assert_int_equal(bitt_kv_get(s, "n", 1, &e), BITT_OK);
