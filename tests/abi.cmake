@@ -8,6 +8,8 @@
 #                         with SONAME libbitt.so.<major>
 #   abi_install           cmake --install, then a consumer project through
 #                         find_package(bitt) and through pkg-config
+#   abi_default_build     a configure with no options builds the library only
+#                         (no tests, no benchmarks: no cmocka needed)
 #   cli                   the bitt command-line tool, end to end: kv, migrate, version
 #   cli_modules           the same for queue, lease, outbox, schedule, budget, pubsub
 #   abi_abidiff           libbitt.so against abi/baseline/libbitt.so.0.abi (abidiff):
@@ -58,6 +60,11 @@ if(BITT_SANITIZE)
   set(_bitt_consumer_flags "-fsanitize=address,undefined -fno-omit-frame-pointer")
 endif()
 add_test(NAME abi_install COMMAND ${BITT_BASH} ${BITT_ABI_TESTS}/install_test.sh)
+# A default configure (the README's install line) needs neither cmocka nor
+# the benchmarks' peers.
+add_test(NAME abi_default_build
+  COMMAND ${BITT_BASH} ${BITT_ABI_TESTS}/default_build_test.sh ${PROJECT_SOURCE_DIR}
+    ${BITT_ABI_WORK}/default_build ${CMAKE_COMMAND})
 set_tests_properties(abi_install PROPERTIES
   TIMEOUT 600
   ENVIRONMENT "BITT_BUILD_DIR=${PROJECT_BINARY_DIR};BITT_WORK_DIR=${BITT_ABI_WORK}/install;BITT_SOURCE_DIR=${BITT_ABI_TESTS};BITT_CMAKE=${CMAKE_COMMAND};BITT_GENERATOR=${CMAKE_GENERATOR};BITT_MAKE_PROGRAM=${CMAKE_MAKE_PROGRAM};BITT_CC=${CMAKE_C_COMPILER};BITT_CFLAGS=${_bitt_consumer_flags};BITT_PKG_CONFIG=${PKG_CONFIG_EXECUTABLE};BITT_LIBDIR=${CMAKE_INSTALL_LIBDIR};BITT_INCLUDEDIR=${CMAKE_INSTALL_INCLUDEDIR};BITT_BINDIR=${CMAKE_INSTALL_BINDIR};BITT_VERSION=${PROJECT_VERSION};BITT_MAJOR=${PROJECT_VERSION_MAJOR};BITT_READELF=${CMAKE_READELF};BITT_SQLITE_BUILTIN=$<BOOL:${BITT_SQLITE_AMALGAMATION}>")

@@ -1,7 +1,9 @@
 """Every case of tests/contract/*.json on every backend, through Python."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 import uuid
 
@@ -22,6 +24,7 @@ def wanted(b: str) -> bool:
 
 CASES = load_cases()
 _tmp = tempfile.mkdtemp(prefix="bitt-py-contract-")
+atexit.register(shutil.rmtree, _tmp, ignore_errors=True)  # a run leaves nothing behind
 _run = uuid.uuid4().hex[:8]
 
 
