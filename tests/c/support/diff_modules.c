@@ -377,7 +377,10 @@ static void schedule_step(diff_ctx *c, uint32_t op, const char *key)
 {
     int rc[N];
     if (op == 1) {
-        int64_t interval = diff_edge_duration(c, 1 + diff_rnd(c, 3) * 10, 1);
+        /* with edges, also intervals that pass the end of time from further */
+        int64_t interval =
+            c->edges && diff_rnd(c, 3) == 0 ? 1 + diff_rnd(c, 1000) : 1 + diff_rnd(c, 3) * 10;
+        interval = diff_edge_duration(c, interval, 1);
         /* with edges, near the clock wherever it is (at the end of time too) */
         int64_t base = !c->edges ? 1000000 : c->now < INT64_MAX - 100 ? c->now : INT64_MAX - 100;
         int64_t first = diff_edge_time(c, diff_rnd(c, 2) ? 0 : base + diff_rnd(c, 100));
@@ -488,13 +491,16 @@ static void other_step(diff_ctx *c)
 
 void diff_module_step(diff_ctx *c)
 {
-    uint32_t area = diff_rnd(c, 10);
-    /* edges give the outbox more turns: its error texts are edges too */
-    if (area < 5u - (c->edges != 0))
+    /* in twentieths: queue, lease, outbox, the others; edges give the
+     * outbox (error texts) and schedules (times) more turns */
+    static const uint32_t plain[] = {10, 14, 16}, edgy[] = {7, 10, 14};
+    const uint32_t *upto = c->edges ? edgy : plain;
+    uint32_t area = c->edges ? diff_rnd(c, 20) : 2 * diff_rnd(c, 10);
+    if (area < upto[0])
         queue_step(c);
-    else if (area < 7u - (c->edges != 0))
+    else if (area < upto[1])
         lease_step(c);
-    else if (area < 8)
+    else if (area < upto[2])
         outbox_step(c);
     else
         other_step(c);
