@@ -25,7 +25,8 @@ const runId = crypto.randomBytes(4).toString('hex');
 function caseUrl(backend, mode, stem, idx) {
   if (backend === 'memory') return ['memory:', false];
   if (backend === 'sqlite-memory') return ['sqlite::memory:', false];
-  if (backend === 'sqlite-file') return [`sqlite:${tmp}/${mode}_${stem}_${idx}.db`, true];
+  // a lock is waited for however slow the machine (no case is about the wait)
+  if (backend === 'sqlite-file') return [`sqlite:${tmp}/${mode}_${stem}_${idx}.db?busy_timeout=600000`, true];
   const env = backend === 'postgres' ? 'BITT_TEST_POSTGRES_URL' : 'BITT_TEST_REDIS_URL';
   const base = process.env[env];
   if (!base) throw new Error(`${env} is not set (exclude ${backend} with BITT_TEST_BACKENDS)`);

@@ -34,7 +34,8 @@ def case_url(backend: str, stem: str, idx: int) -> tuple[str, bool]:
     if backend == "sqlite-memory":
         return "sqlite::memory:", False
     if backend == "sqlite-file":
-        return f"sqlite:{_tmp}/{stem}_{idx}.db", True
+        # a lock is waited for however slow the machine (no case is about the wait)
+        return f"sqlite:{_tmp}/{stem}_{idx}.db?busy_timeout=600000", True
     env = "BITT_TEST_POSTGRES_URL" if backend == "postgres" else "BITT_TEST_REDIS_URL"
     base = os.environ.get(env)
     if not base:

@@ -519,7 +519,10 @@ static char *build_url(ct_run *run, const char *tmpdir, char *path, size_t path_
         snprintf(path, path_len, "%s/contract-%s-%zu-%ld.db", tmpdir, run->c->file, run->c->index,
                  (long)getpid());
         remove_db(path);
-        snprintf(url, sizeof url, "sqlite:%s", path);
+        /* Parallel steps wait for each other's write lock: however slow the
+         * machine (valgrind runs a process's threads on one core), a wait is
+         * never the test's answer, so the lock is waited for 600 s. */
+        snprintf(url, sizeof url, "sqlite:%s?busy_timeout=600000", path);
         run->file_backed = 1;
     }
     const js_value *opts = js_get(run->c->json, "url_options");
