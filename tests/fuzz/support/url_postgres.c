@@ -36,8 +36,7 @@ int fz_pg_url(bitt_url *url, fz_text_check check, void *ctx)
     bitt_backend *be = calloc(1, sizeof *be);
     if (!be)
         abort();
-    bitt_limits limits = {BITT_DEFAULT_MAX_KEY_SIZE, BITT_DEFAULT_MAX_VALUE_SIZE};
-    int rc = bitt__pg_read_url(url, &limits, be);
+    int rc = bitt__pg_read_url(url, be);
     if (rc)
         check(bitt_error_last(), ctx);
     else {
