@@ -73,8 +73,24 @@ else()
 endif()
 _bitt_pc_dir(BITT_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
 _bitt_pc_dir(BITT_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+# Libs also gives an rpath to libdir (-Wl,-rpath,${libdir}), unless libdir is
+# a directory the toolchain links from by itself (/usr/lib, /lib/<multiarch>,
+# ...), where the loader looks anyway and distributions forbid rpaths: a
+# program linked with `pkg-config --libs bitt` against any other prefix
+# (/usr/local, $HOME/.local, /opt/bitt) then starts without LD_LIBRARY_PATH.
+# Go programs need it most: cgo reads `pkg-config --libs` and nothing else.
+# Which prefix it is is known only when installing (`cmake --install --prefix
+# DIR`), so packaging/bitt-pc.cmake writes bitt.pc then, from this template.
+set(BITT_PC_RPATH "@BITT_PC_RPATH@") # kept for the install-time pass
 configure_file(${PROJECT_SOURCE_DIR}/packaging/bitt.pc.in
-  ${PROJECT_BINARY_DIR}/packaging/bitt.pc @ONLY)
+  ${PROJECT_BINARY_DIR}/packaging/bitt.pc.in @ONLY)
+set(_bitt_system_libdirs ${CMAKE_PLATFORM_IMPLICIT_LINK_DIRECTORIES} ${CMAKE_C_IMPLICIT_LINK_DIRECTORIES})
+install(CODE "set(BITT_PC_TEMPLATE [[${PROJECT_BINARY_DIR}/packaging/bitt.pc.in]])
+set(BITT_PC_OUT [[${PROJECT_BINARY_DIR}/packaging/bitt.pc]])
+set(BITT_PC_INSTALL_LIBDIR [[${CMAKE_INSTALL_LIBDIR}]])
+set(BITT_PC_SYSTEM_LIBDIRS [[${_bitt_system_libdirs}]])
+include([[${PROJECT_SOURCE_DIR}/packaging/bitt-pc.cmake]])"
+  COMPONENT dev)
 install(FILES ${PROJECT_BINARY_DIR}/packaging/bitt.pc
   DESTINATION ${BITT_INSTALL_PKGCONFIGDIR}
   COMPONENT dev)

@@ -144,7 +144,9 @@ if run "$work/pc-build.log" "$BITT_CC" -std=c11 $cflags $pc_cflags \
    run "$work/pc-static-build.log" "$BITT_CC" -std=c11 $cflags $pc_cflags \
        -o "$work/pc_static" "$BITT_SOURCE_DIR/consumer/main.c" $pc_static; then
     for exe in pc_shared pc_static; do
-        if run "$work/$exe.log" "$work/$exe"; then
+        # bitt.pc's rpath finds the library: no LD_LIBRARY_PATH (cgo, the
+        # Go binding's programs, has nothing but `pkg-config --libs`).
+        if run "$work/$exe.log" env -u LD_LIBRARY_PATH "$work/$exe"; then
             sed 's/^/    /' "$work/$exe.log"
         else
             failed=1
@@ -156,6 +158,26 @@ if run "$work/pc-build.log" "$BITT_CC" -std=c11 $cflags $pc_cflags \
 else
     failed=1
 fi
+
+step "bitt.pc: an rpath for its own prefix, none for a system one"
+# The same install-time step (packaging/bitt-pc.cmake) for a prefix whose
+# libdir the toolchain links from by itself: there the loader looks anyway,
+# and distributions refuse rpaths. The installed bitt.pc's template is kept
+# in the build tree; this writes a copy, nothing under /usr.
+pc_in=$BITT_BUILD_DIR/packaging/bitt.pc.in
+# Each case: name, prefix, whether Libs has the rpath.
+for case in "own:$prefix:yes" "system:/usr:no"; do
+    IFS=: read -r name pfx want <<<"$case"
+    pc_out=$work/bitt-$name.pc
+    if run "$work/bitt-pc-$name.log" "$BITT_CMAKE" -DCMAKE_INSTALL_PREFIX="$pfx" \
+           -DBITT_PC_TEMPLATE="$pc_in" -DBITT_PC_OUT="$pc_out" -DBITT_PC_INSTALL_LIBDIR=lib \
+           -DBITT_PC_SYSTEM_LIBDIRS="/usr/lib;/lib" -P "$BITT_SOURCE_DIR/../../packaging/bitt-pc.cmake"; then
+        if grep -q '^Libs: .*-Wl,-rpath,${libdir} ' "$pc_out"; then has=yes; else has=no; fi
+        [ "$has" = "$want" ] || fail "bitt.pc for prefix $pfx: rpath $has, wanted $want ($(grep '^Libs:' "$pc_out"))"
+    else
+        failed=1
+    fi
+done
 
 if [ $failed = 0 ]; then
     echo "ok: installed, and used through CMake and pkg-config"
