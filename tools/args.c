@@ -37,6 +37,10 @@ static int shared_option(cli *c, const char *name, const char *value, int *wants
         c->hex_out = 1;
     else if (strcmp(name, "json") == 0)
         c->json = 1;
+    else if (strcmp(name, "tsv") == 0)
+        c->tsv = 1;
+    else if (strcmp(name, "quiet") == 0)
+        c->quiet = 1;
     else if (strcmp(name, "raw") == 0)
         c->raw = 1;
     else
@@ -73,6 +77,10 @@ int cli_parse(cli *c, const char *cmd, int argc, char **argv, const cli_optspec 
         if (strcmp(w, "-h") == 0 || strcmp(w, "--help") == 0) {
             out->help = 1;
             return CLI_OK;
+        }
+        if (strcmp(w, "-q") == 0) {
+            c->quiet = 1;
+            continue;
         }
         if (w[1] != '-') {
             if (!problem)
@@ -123,6 +131,8 @@ int cli_parse(cli *c, const char *cmd, int argc, char **argv, const cli_optspec 
     }
     if (problem)
         return problem;
+    if (c->json && c->tsv)
+        return cli_usage_error(cmd, "--json does not go with --tsv");
     if (out->npos < min_pos)
         return cli_usage_error(cmd, "missing argument");
     return CLI_OK;
@@ -169,8 +179,41 @@ int cli_fail(int status)
     return CLI_ERROR;
 }
 
+int cli_absent(const cli *c, const char *fmt, ...)
+{
+    if (c->quiet)
+        return CLI_NOTFOUND;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (text) {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    fflush(stdout); /* what was printed comes first on a terminal */
+    fputs("bitt: ", stderr);
+    /* Names and keys come from the command line and may hold control
+     * characters: escaped, the reason stays one line. */
+    if (text)
+        cli_put_escaped(stderr, (const uint8_t *)text, (size_t)n);
+    else
+        fputs("not found", stderr);
+    putc('\n', stderr);
+    free(text);
+    return CLI_NOTFOUND;
+}
+
 int cli_open(const cli *c, bitt_store **out)
 {
+    /* --raw is a shared option, so only here, once the command is known, can
+     * it be refused where it means nothing. */
+    if (c->raw && !c->raw_ok) {
+        *out = NULL;
+        return cli_usage_error("", "--raw is for 'kv get' only");
+    }
     int rc = bitt_store_open(c->store_url, out);
     if (rc < 0) {
         *out = NULL;

@@ -19,19 +19,36 @@ static const char budget_usage[] =
     "and MS. Run 'bitt budget take --help' for more.\n";
 
 static const char take_usage[] =
-    "Usage: bitt budget take NAME [N] --capacity C --refill R --period MS [--json]\n"
+    "Usage: bitt budget take NAME [N] --capacity C --refill R --period MS\n"
+    "                        [--json | --tsv]\n"
     "\n"
-    "Takes N tokens (default 1, at most C) from budget NAME. Prints \"taken\",\n"
-    "or, when fewer than N tokens are there now (nothing is taken),\n"
-    "\"denied<TAB>WAIT\": WAIT is how many ms until N tokens will be there.\n"
+    "Takes N tokens (default 1, at most C) from budget NAME and prints\n"
+    "\n"
+    "    RESULT  WAIT\n"
+    "    taken   -\n"
+    "\n"
+    "or, when fewer than N tokens are there now (nothing is taken), RESULT\n"
+    "denied and WAIT how long until N tokens will be there (such as 1.5s).\n"
     "\n"
     "Options:\n"
     "  --capacity C   the most tokens the bucket holds (1 to 2^31-1)\n"
     "  --refill R     tokens gained every period (1 to 2^31-1)\n"
     "  --period MS    the period, ms (1 to 2^31-1)\n"
     "  --json         print {\"taken\":true|false,\"wait_ms\":WAIT}\n"
+    "  --tsv          the row TAB-separated, no header, WAIT in ms (0: none)\n"
     "\n"
-    "Exit status: 0 taken, 1 denied, 2 error, 64 usage.\n";
+    "Exit status: 0 taken, 1 denied (the reason on stderr unless --quiet),\n"
+    "2 error, 64 usage.\n";
+
+static int put_result(const cli *c, int taken, int64_t wait)
+{
+    static const char *const columns[] = {"RESULT", "WAIT"};
+    cli_table t;
+    cli_table_init(&t, c, columns, 2, 0);
+    cli_cell_text(&t, taken ? "taken" : "denied");
+    cli_cell_duration(&t, wait, "-");
+    return cli_table_done(&t);
+}
 
 static int b_take(cli *c, int argc, char **argv)
 {
@@ -58,17 +75,19 @@ static int b_take(cli *c, int argc, char **argv)
         if (rc < 0) {
             code = cli_fail(rc);
         } else {
-            if (rc == BITT_DENIED)
-                code = CLI_NOTFOUND;
-            else
+            if (rc != BITT_DENIED)
                 wait = 0;
             if (c->json)
                 printf("{\"taken\":%s,\"wait_ms\":%" PRId64 "}\n", rc == BITT_OK ? "true" : "false",
                        wait);
-            else if (rc == BITT_OK)
-                puts("taken");
             else
-                printf("denied\t%" PRId64 "\n", wait);
+                code = put_result(c, rc == BITT_OK, wait);
+            if (rc == BITT_DENIED && code == CLI_OK) {
+                char in[CLI_TIME_LEN];
+                cli_format_duration(wait, in);
+                code = cli_absent(c, "budget %s denied %" PRId64 " token(s): enough in %s",
+                                  a.pos[0], n, in);
+            }
         }
     }
     bitt_store_close(store);

@@ -22,8 +22,11 @@ typedef struct cli {
     const char *store_url; /* --store, else $BITT_STORE, else the default */
     int hex_in;            /* --hex: KEY, VALUE, --prefix/--start/--end are hex */
     int hex_out;           /* --hex-out: keys and values print as hex */
-    int json;              /* --json: print JSON (every command that prints) */
+    int json;              /* --json: one JSON document (every command) */
+    int tsv;               /* --tsv: tables without header, TAB-separated, ms */
+    int quiet;             /* -q, --quiet: no reason on stderr for exit 1 */
     int raw;               /* --raw: get writes the value bytes unchanged */
+    int raw_ok;            /* set by the one command that takes --raw */
 } cli;
 
 /* ---- args.c: option parsing and reporting ------------------------------ */
@@ -64,6 +67,14 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Decimal integers; a bad one is a usage error (printed). */
 int cli_parse_i64(const char *cmd, const char *what, const char *s, int64_t *out);
 int cli_parse_u32(const char *cmd, const char *what, const char *s, uint32_t *out);
+
+/* An absent or refused result (exit 1): prints "bitt: <reason>" (escaped
+ * onto one line) on stderr unless --quiet, and returns CLI_NOTFOUND. */
+int cli_absent(const cli *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* Prints "bitt: <message>" for a negative status (the thread's last error,
  * else bitt_strerror) and returns CLI_ERROR. Call it before any other bitt
@@ -109,22 +120,73 @@ void cli_put_json_string(FILE *f, const uint8_t *p, size_t n);
 
 /* get: the value alone (as text, escaped, hex or raw) and a newline. */
 void cli_put_value(const cli *c, const bitt_entry *e);
-/* list: "key<TAB>value" and a newline. */
-void cli_put_line(const cli *c, const bitt_entry *e);
 /* One JSON object: key, value, kind, version, expires_at. */
 void cli_put_json_entry(const cli *c, const bitt_entry *e);
-/* A field of a line: escaped, or hex with --hex-out. */
-void cli_put_field(const cli *c, const uint8_t *p, size_t n);
-/* A text field of a line (NULL prints as empty), escaped like a value. */
-void cli_put_text(const char *s);
 /* "name":V for bytes of a kind, as cli_put_json_entry prints a value: JSON
  * embedded, a counter as a number, other UTF-8 as a string, anything else
  * as "name_hex":"..". */
 void cli_put_json_value(const cli *c, const char *name, const uint8_t *p, size_t n, int kind);
 /* "name":"text" (NULL as null); the text is UTF-8 from the library. */
 void cli_put_json_text(const char *name, const char *s);
+/* ,"name":MS, or ,"name":null for 0 (none). */
+void cli_put_json_time(const char *name, int64_t ms);
+/* ,"kind":"bytes" (a kind this tool does not know as its number). */
+void cli_put_json_kind(int kind);
 /* The name of a kind ("bytes", "json", "counter"), or NULL. */
 const char *cli_kind_name(int kind);
+/* With --json, the document of an absent item: null and a newline. */
+void cli_put_json_null(const cli *c);
+
+/* ---- table.c: rows for people, or for scripts (--tsv) ------------------- */
+
+#define CLI_TABLE_MAX_COLS 8
+
+/*
+ * For people (the default), a header of column names and aligned rows:
+ * times ISO 8601 UTC, durations such as "1m30s". With --tsv, the same
+ * columns TAB-separated with no header, times and durations in ms. Either
+ * way every cell is escaped onto one line (cli_put_escaped), so no cell
+ * holds a TAB or a newline. A row ends with its last cell.
+ */
+typedef struct cli_table {
+    const cli *c;
+    const char *const *columns;
+    size_t ncols;
+    size_t col; /* the next cell's column */
+    int stream; /* print every row when it ends (a listener) */
+    int headed; /* the header is out */
+    FILE *f;    /* the rows not yet printed, or stdout with --tsv */
+    char *buf;  /* what f holds (open_memstream) */
+    size_t len;
+    size_t width[CLI_TABLE_MAX_COLS]; /* in code points, never shrinks */
+} cli_table;
+
+void cli_table_init(cli_table *t, const cli *c, const char *const *columns, size_t ncols,
+                    int stream);
+/* A text cell: escaped; NULL or "" as "-" for people (empty with --tsv). */
+void cli_cell_text(cli_table *t, const char *s);
+/* Bytes: escaped, or hex with --hex-out. */
+void cli_cell_bytes(cli_table *t, const uint8_t *p, size_t n);
+void cli_cell_u64(cli_table *t, uint64_t v);
+/* A time in ms: for people ISO 8601, none for 0 and "never" for the end
+ * of time (INT64_MAX); with --tsv the integer. */
+void cli_cell_time(cli_table *t, int64_t ms, const char *none);
+/* A duration in ms: for people "1m30s", none for 0; with --tsv the integer. */
+void cli_cell_duration(cli_table *t, int64_t ms, const char *none);
+/* Prints the rows so far (the header above the first): CLI_OK, or
+ * CLI_ERROR when the rows could not be kept (out of memory, printed). */
+int cli_table_flush(cli_table *t);
+/* cli_table_flush, then frees the table. */
+int cli_table_done(cli_table *t);
+
+/* ---- times.c: times and durations for people ----------------------------- */
+
+#define CLI_TIME_LEN 48
+
+/* "2026-12-03T12:00:05.123Z" (UTC; a year past 9999 as "+12345-..."). */
+void cli_format_time(int64_t ms, char out[CLI_TIME_LEN]);
+/* "250ms", "1.5s", "1m30s", "2d3h": exact, the largest unit first. */
+void cli_format_duration(int64_t ms, char out[CLI_TIME_LEN]);
 
 /* ---- group.c: command groups and the options they share ----------------- */
 
@@ -149,15 +211,23 @@ int cli_parse_id(const char *cmd, const char *what, const char *s, uint64_t *out
 
 /* ---- messages.c: queue messages, outbox events, published messages ------ */
 
-/* Lines of queue deliveries: id, token, attempts, payload. */
-void cli_put_delivery_line(const cli *c, const bitt_message *m);
 /* One JSON object of any message: id, topic, payload, kind, and the fields
  * its module uses (token, attempts, ...). field names the payload
  * ("payload", "event", "data"). */
 void cli_put_json_message(const cli *c, const bitt_message *m, const char *field);
-/* Prints a list of messages as lines (put_line) or as {"<key>":[...]}. */
-void cli_put_messages(const cli *c, const bitt_messages *list, const char *key, const char *field,
-                      void (*put_line)(const cli *, const bitt_message *));
+
+/* How a list of messages prints: {"<key>":[...]} with --json, else a table
+ * of these columns, a row each by put_row. */
+typedef struct cli_message_view {
+    const char *key;   /* "messages", "events" */
+    const char *field; /* the payload's name in JSON */
+    const char *const *columns;
+    size_t ncols;
+    void (*put_row)(cli_table *t, const bitt_message *m);
+} cli_message_view;
+
+/* Prints the list; returns CLI_OK or CLI_ERROR (printed). */
+int cli_put_messages(const cli *c, const bitt_messages *list, const cli_message_view *view);
 
 /* ---- commands ---------------------------------------------------------- */
 

@@ -9,9 +9,35 @@
 
 #include "cli.h"
 
+/* Every --help ends with the options every command takes and every form of
+ * store URL: an operator reading any one page learns how to reach a store. */
+static const char shared_options[] =
+    "\n"
+    "Options (before or after the command):\n"
+    "  --store URL   the store; default: $BITT_STORE, else sqlite:bitt.db\n"
+    "                  memory:                     private to this process\n"
+    "                  sqlite:PATH                 a SQLite file, made when missing\n"
+    "                  sqlite::memory:             a private in-memory SQLite\n"
+    "                  postgres://[USER:PASS@]HOST:PORT/DB?schema=S\n"
+    "                                              PostgreSQL (also postgresql://)\n"
+    "                  redis://[USER:PASS@]HOST:PORT/DB?prefix=P\n"
+    "                                              Redis\n"
+    "                  unix:/PATH/redis.sock?db=N  Redis over a unix socket\n"
+    "                options are a query string (sqlite:app.db?busy_timeout=2000)\n"
+    "  --json        print one JSON document on one line (pubsub listen: one a\n"
+    "                message); times are integers, ms since the Unix epoch\n"
+    "  --tsv         print tables TAB-separated, with no header, times in ms\n"
+    "  -q, --quiet   no reason on stderr when the result is absent (exit 1)\n"
+    "  --hex         KEY, VALUE, PAYLOAD, EVENT, DATA and --prefix, --start,\n"
+    "                --end, --dedup are hex (\"00ff\")\n"
+    "  --hex-out     print keys, values, payloads as hex\n"
+    "  --raw         kv get: write the exact value bytes, with no newline\n"
+    "  -h, --help    print the usage (of the command, after one)\n";
+
 int cli_help(const char *usage)
 {
     fputs(usage, stdout);
+    fputs(shared_options, stdout);
     return cli_finish(CLI_OK);
 }
 

@@ -3,7 +3,6 @@
  * (list lives in kv_list.c).
  */
 #include <inttypes.h>
-#include <string.h>
 
 #include "cli.h"
 
@@ -14,28 +13,31 @@ static const char kv_usage[] =
     "  get KEY            print the value of KEY (exit 1 when it is absent)\n"
     "  set KEY VALUE      write VALUE under KEY\n"
     "  del KEY            delete KEY (exit 1 when it was absent)\n"
-    "  list               print key<TAB>value lines in key order\n"
+    "  list               print the entries in key order, a row each\n"
     "  incr KEY [DELTA]   add DELTA (default 1) to a counter and print the result\n"
     "\n"
     "Keys and values are any bytes: --hex takes them as hex, --hex-out prints hex.\n"
     "Run 'bitt kv <subcommand> --help' for the options of each.\n";
 
 static const char get_usage[] =
-    "Usage: bitt kv get KEY [--hex] [--hex-out | --raw | --json]\n"
+    "Usage: bitt kv get KEY [--hex] [--hex-out | --raw | --json | --tsv]\n"
     "\n"
     "Prints the value of KEY and a newline. A value that is printable UTF-8\n"
     "(tabs and newlines included) prints as it is; in any other value, each\n"
     "byte that is not printable UTF-8 prints as \\xNN and each backslash as\n"
-    "\\\\. For the exact bytes use --raw or --hex-out.\n"
+    "\\\\. For the exact bytes use --raw or --hex-out; --tsv escapes tabs and\n"
+    "newlines too, so that the value is one line.\n"
     "\n"
     "Options:\n"
     "  --hex        KEY is hex (\"00ff\")\n"
     "  --hex-out    print the value as hex\n"
     "  --raw        write the exact value bytes, with no newline\n"
     "  --json       print {\"key\",\"value\",\"kind\",\"version\",\"expires_at\"}; keys\n"
-    "               and values that are not UTF-8 come as \"key_hex\"/\"value_hex\"\n"
+    "               and values that are not UTF-8 come as \"key_hex\"/\"value_hex\";\n"
+    "               an absent key prints null\n"
     "\n"
-    "Exit status: 0 found, 1 absent (nothing printed), 2 error, 64 usage.\n";
+    "Exit status: 0 found, 1 absent (\"bitt: key not found: KEY\" on stderr\n"
+    "unless --quiet), 2 error, 64 usage.\n";
 
 static const char set_usage[] =
     "Usage: bitt kv set KEY VALUE [--ttl MS] [--kind bytes|json|counter] [--hex]\n"
@@ -51,11 +53,13 @@ static const char set_usage[] =
     "\n"
     "Exit status: 0 written, 2 error, 64 usage.\n";
 
-static const char del_usage[] = "Usage: bitt kv del KEY [--hex]\n"
-                                "\n"
-                                "Deletes KEY. --hex: KEY is hex.\n"
-                                "\n"
-                                "Exit status: 0 deleted, 1 it was absent, 2 error, 64 usage.\n";
+static const char del_usage[] =
+    "Usage: bitt kv del KEY [--hex] [--json]\n"
+    "\n"
+    "Deletes KEY. --hex: KEY is hex. --json: print {\"deleted\":true|false}.\n"
+    "\n"
+    "Exit status: 0 deleted, 1 it was absent (\"bitt: key not found: KEY\" on\n"
+    "stderr unless --quiet), 2 error, 64 usage.\n";
 
 static const char incr_usage[] =
     "Usage: bitt kv incr KEY [DELTA] [--ttl MS] [--hex] [--json]\n"
@@ -72,23 +76,18 @@ static const char incr_usage[] =
     "\n"
     "Exit status: 0 done, 2 error, 64 usage.\n";
 
-static int help(const char *usage)
-{
-    fputs(usage, stdout);
-    return cli_finish(CLI_OK);
-}
-
 static int kv_get(cli *c, int argc, char **argv)
 {
     cli_args a;
     cli_bytes key;
     bitt_store *store = NULL;
     bitt_entry *entry = NULL;
+    c->raw_ok = 1;
     int code = cli_parse(c, "kv get", argc, argv, NULL, 0, 1, 1, &a);
     if (code != CLI_OK || a.help)
-        return a.help ? help(get_usage) : code;
-    if (c->raw && (c->hex_out || c->json))
-        return cli_usage_error("kv get", "--raw does not go with --hex-out or --json");
+        return a.help ? cli_help(get_usage) : code;
+    if (c->raw && (c->hex_out || c->json || c->tsv))
+        return cli_usage_error("kv get", "--raw does not go with --hex-out, --json or --tsv");
     if ((code = cli_bytes_arg(c, "kv get", "KEY", a.pos[0], &key)) != CLI_OK)
         return code;
     if ((code = cli_open(c, &store)) == CLI_OK) {
@@ -96,7 +95,8 @@ static int kv_get(cli *c, int argc, char **argv)
         if (rc < 0) {
             code = cli_fail(rc);
         } else if (rc == BITT_NOTFOUND) {
-            code = CLI_NOTFOUND;
+            cli_put_json_null(c);
+            code = cli_absent(c, "key not found: %s", a.pos[0]);
         } else if (c->json) {
             cli_put_json_entry(c, entry);
             putchar('\n');
@@ -110,29 +110,10 @@ static int kv_get(cli *c, int argc, char **argv)
     return cli_finish(code);
 }
 
-static int parse_kind(const char *s, int *kind)
-{
-    if (strcmp(s, "bytes") == 0)
-        *kind = BITT_KIND_BYTES;
-    else if (strcmp(s, "json") == 0)
-        *kind = BITT_KIND_JSON;
-    else if (strcmp(s, "counter") == 0)
-        *kind = BITT_KIND_COUNTER;
-    else
-        return cli_usage_error("kv set", "--kind must be bytes, json or counter: '%s'", s);
-    return CLI_OK;
-}
-
 static int parse_ttl(const char *cmd, const char *s, int64_t *ttl)
 {
     *ttl = BITT_TTL_NONE;
-    if (s == NULL)
-        return CLI_OK;
-    if (cli_parse_i64(cmd, "--ttl", s, ttl) != CLI_OK)
-        return CLI_USAGE;
-    if (*ttl < 0)
-        return cli_usage_error(cmd, "--ttl must not be negative: '%s'", s);
-    return CLI_OK;
+    return s ? cli_parse_ms(cmd, "--ttl", s, ttl) : CLI_OK;
 }
 
 static int kv_set(cli *c, int argc, char **argv)
@@ -145,9 +126,9 @@ static int kv_set(cli *c, int argc, char **argv)
     int64_t ttl = 0;
     int code = cli_parse(c, "kv set", argc, argv, specs, 2, 2, 2, &a);
     if (code != CLI_OK || a.help)
-        return a.help ? help(set_usage) : code;
+        return a.help ? cli_help(set_usage) : code;
     if ((code = parse_ttl("kv set", a.value[0], &ttl)) != CLI_OK ||
-        (a.value[1] && (code = parse_kind(a.value[1], &kind)) != CLI_OK) ||
+        (a.value[1] && (code = cli_parse_kind("kv set", a.value[1], &kind)) != CLI_OK) ||
         (code = cli_bytes_arg(c, "kv set", "KEY", a.pos[0], &key)) != CLI_OK ||
         (code = cli_bytes_arg(c, "kv set", "VALUE", a.pos[1], &value)) != CLI_OK) {
         cli_bytes_free(&key);
@@ -174,15 +155,19 @@ static int kv_del(cli *c, int argc, char **argv)
     bitt_store *store = NULL;
     int code = cli_parse(c, "kv del", argc, argv, NULL, 0, 1, 1, &a);
     if (code != CLI_OK || a.help)
-        return a.help ? help(del_usage) : code;
+        return a.help ? cli_help(del_usage) : code;
     if ((code = cli_bytes_arg(c, "kv del", "KEY", a.pos[0], &key)) != CLI_OK)
         return code;
     if ((code = cli_open(c, &store)) == CLI_OK) {
         int rc = bitt_kv_delete(store, key.ptr, key.len);
-        if (rc < 0)
+        if (rc < 0) {
             code = cli_fail(rc);
-        else if (rc == BITT_NOTFOUND)
-            code = CLI_NOTFOUND;
+        } else {
+            if (c->json)
+                printf("{\"deleted\":%s}\n", rc == BITT_OK ? "true" : "false");
+            if (rc == BITT_NOTFOUND)
+                code = cli_absent(c, "key not found: %s", a.pos[0]);
+        }
     }
     bitt_store_close(store);
     cli_bytes_free(&key);
@@ -198,7 +183,7 @@ static int kv_incr(cli *c, int argc, char **argv)
     int64_t delta = 1, ttl = 0;
     int code = cli_parse(c, "kv incr", argc, argv, specs, 1, 1, 2, &a);
     if (code != CLI_OK || a.help)
-        return a.help ? help(incr_usage) : code;
+        return a.help ? cli_help(incr_usage) : code;
     if ((code = parse_ttl("kv incr", a.value[0], &ttl)) != CLI_OK)
         return code;
     if (a.npos > 1 && (code = cli_parse_i64("kv incr", "DELTA", a.pos[1], &delta)) != CLI_OK)
@@ -223,29 +208,10 @@ static int kv_incr(cli *c, int argc, char **argv)
 
 int cli_kv(cli *c, int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(cli *, int, char **);
-    } subs[] = {
+    static const cli_sub subs[] = {
         {"get", kv_get},       {"set", kv_set},     {"del", kv_del},   {"delete", kv_del},
         {"list", cli_kv_list}, {"ls", cli_kv_list}, {"incr", kv_incr},
     };
-    /* Shared options may come between "kv" and the subcommand. */
-    int i = 0;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return help(kv_usage);
-        cli_args a;
-        int wants = strcmp(argv[i], "--store") == 0 && i + 1 < argc;
-        int code = cli_parse(c, "kv", 1 + wants, argv + i, NULL, 0, 0, 0, &a);
-        if (code != CLI_OK)
-            return code;
-        i += wants;
-    }
-    if (i >= argc)
-        return cli_usage_error("kv", "missing subcommand (get, set, del, list or incr)");
-    for (size_t s = 0; s < sizeof(subs) / sizeof(subs[0]); s++)
-        if (strcmp(argv[i], subs[s].name) == 0)
-            return subs[s].run(c, argc - i - 1, argv + i + 1);
-    return cli_usage_error("kv", "unknown subcommand '%s'", argv[i]);
+    return cli_group(c, "kv", kv_usage, "get, set, del, list or incr", subs,
+                     sizeof(subs) / sizeof(subs[0]), argc, argv);
 }

@@ -8,16 +8,21 @@
 
 const char cli_kv_list_usage[] =
     "Usage: bitt kv list [--prefix P] [--start S] [--end E] [--limit N]\n"
-    "                    [--reverse] [--cursor C | --all] [--hex] [--hex-out | --json]\n"
+    "                    [--reverse] [--cursor C | --all] [--hex]\n"
+    "                    [--hex-out] [--json | --tsv]\n"
     "\n"
-    "Prints one page of live entries in key order, one line each:\n"
+    "Prints one page of live entries in key order, under a header:\n"
     "\n"
-    "    key<TAB>value\n"
+    "    KEY      KIND   EXPIRES_AT                VALUE\n"
+    "    users/1  json   never                     {\"name\": \"Ada\"}\n"
+    "    users/2  bytes  2026-12-03T12:00:05.123Z  Grace\n"
     "\n"
-    "Printable UTF-8 prints as it is; every other byte (tab, newline and other\n"
-    "control characters, bytes that are not UTF-8) prints as \\xNN, and a\n"
-    "backslash as \\\\, so that each entry is one line. --hex-out prints both\n"
-    "fields as hex instead.\n"
+    "EXPIRES_AT is UTC (never: no TTL). Printable UTF-8 prints as it is;\n"
+    "every other byte (tab, newline and other control characters, bytes that\n"
+    "are not UTF-8) prints as \\xNN, and a backslash as \\\\, so that each\n"
+    "entry is one line. --hex-out prints keys and values as hex instead.\n"
+    "--tsv prints the same columns TAB-separated with no header, EXPIRES_AT\n"
+    "in ms (0: no TTL).\n"
     "\n"
     "When more entries exist, the last thing printed is the line\n"
     "\n"
@@ -37,6 +42,7 @@ const char cli_kv_list_usage[] =
     "  --hex-out    print keys and values as hex\n"
     "  --json       print {\"entries\":[...],\"cursor\":C or null}; each entry\n"
     "               as in 'bitt kv get --json'\n"
+    "  --tsv        TAB-separated, no header, times in ms\n"
     "\n"
     "Exit status: 0 listed (even nothing), 2 error, 64 usage.\n";
 
@@ -47,22 +53,38 @@ static const cli_optspec specs[OPT_COUNT] = {
     {"reverse", 0}, {"cursor", 1}, {"all", 0},
 };
 
-/* Prints one page; *printed counts entries so far (for JSON commas). */
-static void put_page(const cli *c, const bitt_entries *page, size_t *printed)
+static const char *const columns[] = {"KEY", "KIND", "EXPIRES_AT", "VALUE"};
+
+static void put_row(cli_table *t, const bitt_entry *e)
+{
+    size_t klen = 0, vlen = 0;
+    const uint8_t *k = bitt_entry_key(e, &klen);
+    const uint8_t *v = bitt_entry_value(e, &vlen);
+    const char *kind = cli_kind_name(bitt_entry_kind(e));
+    cli_cell_bytes(t, k, klen);
+    cli_cell_text(t, kind ? kind : "?");
+    cli_cell_time(t, bitt_entry_expires_at(e), "never");
+    cli_cell_bytes(t, v, vlen);
+}
+
+/* Prints one page; *printed counts entries so far (for JSON commas). Each
+ * page is printed before the next is read, so that --all streams. */
+static int put_page(const cli *c, cli_table *t, const bitt_entries *page, size_t *printed)
 {
     size_t n = bitt_entries_count(page);
     for (size_t i = 0; i < n; i++) {
         const bitt_entry *e = bitt_entries_at(page, i);
         if (e == NULL)
             continue;
-        if (c->json) {
-            if ((*printed)++ > 0)
-                putchar(',');
-            cli_put_json_entry(c, e);
-        } else {
-            cli_put_line(c, e);
+        if (!c->json) {
+            put_row(t, e);
+            continue;
         }
+        if ((*printed)++ > 0)
+            putchar(',');
+        cli_put_json_entry(c, e);
     }
+    return c->json ? CLI_OK : cli_table_flush(t);
 }
 
 /* Lists every page the options ask for; *next gets a copy of the cursor
@@ -70,22 +92,31 @@ static void put_page(const cli *c, const bitt_entries *page, size_t *printed)
 static int run(const cli *c, bitt_store *store, bitt_list_options *o, int all, char **next)
 {
     size_t printed = 0;
+    cli_table t;
+    cli_table_init(&t, c, columns, 4, 0);
     for (;;) {
         bitt_entries *page = NULL;
         int rc = bitt_kv_list(store, o, &page);
-        if (rc < 0)
+        if (rc < 0) {
+            cli_table_done(&t);
             return cli_fail(rc);
-        put_page(c, page, &printed);
+        }
+        if (put_page(c, &t, page, &printed) != CLI_OK) {
+            bitt_entries_free(page);
+            cli_table_done(&t);
+            return CLI_ERROR;
+        }
         const char *cursor = bitt_entries_cursor(page);
         free(*next);
         *next = cursor ? strdup(cursor) : NULL;
         bitt_entries_free(page);
         if (cursor && *next == NULL) {
             fputs("bitt: out of memory\n", stderr);
+            cli_table_done(&t);
             return CLI_ERROR;
         }
         if (*next == NULL || !all)
-            return CLI_OK;
+            return cli_table_done(&t);
         o->cursor = *next;
     }
 }
@@ -99,15 +130,8 @@ int cli_kv_list(cli *c, int argc, char **argv)
     bitt_store *store = NULL;
     char *next = NULL;
     int code = cli_parse(c, cmd, argc, argv, specs, OPT_COUNT, 0, 0, &a);
-    if (code != CLI_OK || a.help) {
-        if (a.help) {
-            fputs(cli_kv_list_usage, stdout);
-            return cli_finish(CLI_OK);
-        }
-        return code;
-    }
-    if (c->json && c->raw)
-        return cli_usage_error(cmd, "--raw is for get only");
+    if (code != CLI_OK || a.help)
+        return a.help ? cli_help(cli_kv_list_usage) : code;
     if (bitt_list_options_init(&o, BITT_LIST_OPTIONS_VERSION) != BITT_OK)
         return cli_fail(BITT_EINVAL);
     if (a.value[OPT_LIMIT] &&

@@ -32,32 +32,28 @@ static const char usage[] =
     "  migrate                  create or upgrade the store's schema\n"
     "  version                  print the library and header versions\n"
     "  help [COMMAND...]        print the usage of a command\n"
+    "Run 'bitt GROUP --help' (kv, queue, ...) for the subcommands of a group.\n"
     "\n"
-    "Options (before or after the command):\n"
-    "  --store URL   memory:, sqlite:PATH or sqlite::memory:, options as a query\n"
-    "                string (sqlite:app.db?busy_timeout=2000); default: the\n"
-    "                environment variable BITT_STORE, else sqlite:bitt.db\n"
-    "  --hex         KEY, VALUE, PAYLOAD, EVENT, DATA and --prefix, --start,\n"
-    "                --end, --dedup are hex (\"00ff\")\n"
-    "  --hex-out     print keys, values, payloads as hex\n"
-    "  --json        print JSON (every command that prints)\n"
-    "  --raw         get writes the exact value bytes, with no newline\n"
-    "  -h, --help    print the usage (of the command, after one)\n"
-    "\n"
-    "Output: values that are printable UTF-8 print as they are; other bytes\n"
-    "print as \\xNN (a backslash as \\\\). Run 'bitt kv list --help' for more,\n"
-    "and 'bitt GROUP --help' (kv, queue, ...) for the subcommands of a group.\n"
+    "Output, for people: a table has a header naming its columns, aligned\n"
+    "columns, times in UTC (2026-12-03T12:00:05.123Z; \"never\" for no expiry,\n"
+    "\"-\" for none) and durations such as 1m30s. Bytes that are printable UTF-8\n"
+    "print as they are; other bytes as \\xNN (a backslash as \\\\), so that a\n"
+    "row is one line. For scripts: --json (one JSON document), or --tsv (the\n"
+    "same table TAB-separated, no header, times in ms). A command that prints\n"
+    "one value (kv get, queue push, ...) prints it alone.\n"
     "\n"
     "Exit status: 0 success, 1 absent or not granted (a key absent, nothing\n"
-    "to pop, a lease held, a budget denied, ...: each command's --help says),\n"
-    "2 error (the message on stderr), 64 usage error.\n";
+    "to pop, a lease held, a budget denied, ...: each command's --help says;\n"
+    "the reason on stderr, unless --quiet), 2 error (the message on stderr),\n"
+    "64 usage error.\n";
 
 static const char migrate_usage[] =
-    "Usage: bitt [--store URL] migrate\n"
+    "Usage: bitt [--store URL] migrate [--json]\n"
     "\n"
     "Creates or upgrades the schema of the store. It is idempotent and safe\n"
     "to run from several processes at once; a store of a newer schema than\n"
-    "this library is refused. Prints nothing on success.\n"
+    "this library is refused. Prints nothing on success (--json:\n"
+    "{\"migrated\":true}).\n"
     "\n"
     "Exit status: 0 done, 2 error, 64 usage.\n";
 
@@ -68,23 +64,19 @@ static const char version_usage[] =
     "built with, one per line (\"library X.Y.Z\", \"header X.Y.Z\"), or as JSON\n"
     "(\"library\", \"library_number\", \"header\", \"header_number\").\n";
 
-static int help(const char *text)
-{
-    fputs(text, stdout);
-    return cli_finish(CLI_OK);
-}
-
 static int cmd_migrate(cli *c, int argc, char **argv)
 {
     cli_args a;
     bitt_store *store = NULL;
     int code = cli_parse(c, "migrate", argc, argv, NULL, 0, 0, 0, &a);
     if (code != CLI_OK || a.help)
-        return a.help ? help(migrate_usage) : code;
+        return a.help ? cli_help(migrate_usage) : code;
     if ((code = cli_open(c, &store)) == CLI_OK) {
         int rc = bitt_store_migrate(store);
         if (rc < 0)
             code = cli_fail(rc);
+        else if (c->json)
+            fputs("{\"migrated\":true}\n", stdout);
     }
     bitt_store_close(store);
     return cli_finish(code);
@@ -95,7 +87,7 @@ static int cmd_version(cli *c, int argc, char **argv)
     cli_args a;
     int code = cli_parse(c, "version", argc, argv, NULL, 0, 0, 0, &a);
     if (code != CLI_OK || a.help)
-        return a.help ? help(version_usage) : code;
+        return a.help ? cli_help(version_usage) : code;
     if (c->json)
         printf("{\"library\":\"%s\",\"library_number\":%d,"
                "\"header\":\"%s\",\"header_number\":%d}\n",
@@ -117,7 +109,7 @@ static int cmd_help(cli *c, int argc, char **argv)
         if (argv[i][0] != '-')
             words[n++] = argv[i];
     if (n == 0)
-        return help(usage);
+        return cli_help(usage);
     words[n++] = help_word;
     words[n] = NULL;
     return run_command(c, n, words);
@@ -157,7 +149,7 @@ int main(int argc, char **argv)
             break;
         }
         if (strcmp(w, "-h") == 0 || strcmp(w, "--help") == 0)
-            return help(usage);
+            return cli_help(usage);
         if (strcmp(w, "--version") == 0)
             return cmd_version(&c, 0, NULL);
         int take = strcmp(w, "--store") == 0 && i + 1 < argc ? 2 : 1;

@@ -1,44 +1,22 @@
 /*
  * messages.c: how queue messages, outbox events and published messages
- * print: one line of TAB-separated fields each, or JSON objects (--json).
+ * print: a table of the columns a command chooses, or JSON objects (--json)
+ * with every field the message has.
  */
 #include <inttypes.h>
 
 #include "cli.h"
-
-void cli_put_delivery_line(const cli *c, const bitt_message *m)
-{
-    size_t n = 0;
-    const uint8_t *p = bitt_message_payload(m, &n);
-    printf("%" PRIu64 "\t", bitt_message_id(m));
-    cli_put_text(bitt_message_token(m));
-    printf("\t%" PRIu32 "\t", bitt_message_attempts(m));
-    cli_put_field(c, p, n);
-    putchar('\n');
-}
-
-static void put_time(const char *name, int64_t ms)
-{
-    if (ms == 0)
-        printf(",\"%s\":null", name);
-    else
-        printf(",\"%s\":%" PRId64, name, ms);
-}
 
 void cli_put_json_message(const cli *c, const bitt_message *m, const char *field)
 {
     size_t n = 0;
     const uint8_t *p = bitt_message_payload(m, &n);
     int kind = bitt_message_kind(m);
-    const char *kind_name = cli_kind_name(kind);
     printf("{\"id\":%" PRIu64 ",", bitt_message_id(m));
     cli_put_json_text("topic", bitt_message_topic(m));
     putchar(',');
     cli_put_json_value(c, field, p, n, kind);
-    if (kind_name)
-        printf(",\"kind\":\"%s\"", kind_name);
-    else
-        printf(",\"kind\":%d", kind);
+    cli_put_json_kind(kind);
     if (bitt_message_token(m)) {
         putchar(',');
         cli_put_json_text("token", bitt_message_token(m));
@@ -48,9 +26,9 @@ void cli_put_json_message(const cli *c, const bitt_message *m, const char *field
         printf(",\"max_attempts\":%" PRIu32, bitt_message_max_attempts(m));
     putchar(',');
     cli_put_json_text("last_error", bitt_message_last_error(m));
-    put_time("created_at", bitt_message_created_at(m));
-    put_time("due_at", bitt_message_due_at(m));
-    put_time("failed_at", bitt_message_failed_at(m));
+    cli_put_json_time("created_at", bitt_message_created_at(m));
+    cli_put_json_time("due_at", bitt_message_due_at(m));
+    cli_put_json_time("failed_at", bitt_message_failed_at(m));
     if (bitt_message_park_reason(m) == BITT_PARK_POISON)
         fputs(",\"park_reason\":\"poison\"", stdout);
     else if (bitt_message_park_reason(m) == BITT_PARK_INVALID)
@@ -58,22 +36,22 @@ void cli_put_json_message(const cli *c, const bitt_message *m, const char *field
     putchar('}');
 }
 
-void cli_put_messages(const cli *c, const bitt_messages *list, const char *key, const char *field,
-                      void (*put_line)(const cli *, const bitt_message *))
+int cli_put_messages(const cli *c, const bitt_messages *list, const cli_message_view *view)
 {
     size_t count = bitt_messages_count(list);
-    if (c->json)
-        printf("{\"%s\":[", key);
-    for (size_t i = 0; i < count; i++) {
-        const bitt_message *m = bitt_messages_at(list, i);
-        if (!c->json) {
-            put_line(c, m);
-            continue;
+    if (c->json) {
+        printf("{\"%s\":[", view->key);
+        for (size_t i = 0; i < count; i++) {
+            if (i > 0)
+                putchar(',');
+            cli_put_json_message(c, bitt_messages_at(list, i), view->field);
         }
-        if (i > 0)
-            putchar(',');
-        cli_put_json_message(c, m, field);
-    }
-    if (c->json)
         fputs("]}\n", stdout);
+        return CLI_OK;
+    }
+    cli_table t;
+    cli_table_init(&t, c, view->columns, view->ncols, 0);
+    for (size_t i = 0; i < count; i++)
+        view->put_row(&t, bitt_messages_at(list, i));
+    return cli_table_done(&t);
 }

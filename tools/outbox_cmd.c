@@ -12,11 +12,11 @@ static const char outbox_usage[] =
     "\n"
     "Subcommands:\n"
     "  append STREAM EVENT          append an event on its own; print its seq\n"
-    "  pending STREAM               pending events: seq<TAB>attempts<TAB>event\n"
+    "  pending STREAM               pending events, a row each\n"
     "  ack STREAM SEQ...            delete delivered events; print how many\n"
     "  fail STREAM SEQ              record a failed attempt of a pending event\n"
     "  park STREAM SEQ              set a pending event aside (poison, invalid)\n"
-    "  parked STREAM                parked events: seq<TAB>reason<TAB>error<TAB>event\n"
+    "  parked STREAM                parked events, a row each\n"
     "  retry STREAM [SEQ...]        parked events back to pending (all without SEQ)\n"
     "  discard STREAM [SEQ...]      delete parked events (all without SEQ)\n"
     "  counts STREAM                how many pending and parked\n"
@@ -35,19 +35,22 @@ static const char append_usage[] =
     "Exit status: 0 appended, 2 error, 64 usage.\n";
 
 static const char pending_usage[] =
-    "Usage: bitt outbox pending STREAM [--limit N] [--hex-out | --json]\n"
+    "Usage: bitt outbox pending STREAM [--limit N] [--hex-out] [--json | --tsv]\n"
     "\n"
-    "Prints the pending events of STREAM in sequence order, one line each:\n"
+    "Prints the pending events of STREAM in sequence order, a row each:\n"
     "\n"
-    "    seq<TAB>attempts<TAB>event\n"
+    "    SEQ  ATTEMPTS  DUE_AT                    LAST_ERROR  EVENT\n"
+    "    41   1         2026-12-03T12:00:05.123Z  no route    {\"order\": 7}\n"
     "\n"
-    "attempts counts the failures recorded with 'outbox fail'. The event\n"
-    "prints as a value in 'bitt kv list'; --hex-out prints hex.\n"
+    "ATTEMPTS counts the failures recorded with 'outbox fail', DUE_AT is the\n"
+    "next attempt they recorded (\"-\": none). The event prints as a value in\n"
+    "'bitt kv list'; --hex-out prints hex.\n"
     "\n"
     "Options:\n"
     "  --limit N   at most N (default 100, at most 1000)\n"
     "  --json      print {\"events\":[{\"id\" (the seq),\"topic\",\"event\",\"kind\",\n"
     "              \"attempts\",\"last_error\",\"created_at\",\"due_at\",...}]}\n"
+    "  --tsv       TAB-separated, no header, DUE_AT in ms (0: none)\n"
     "\n"
     "Exit status: 0 listed (even nothing), 2 error, 64 usage.\n";
 
@@ -57,39 +60,48 @@ static const char ack_usage[] =
     "Deletes the pending events SEQ... of STREAM (they were delivered) and\n"
     "prints how many were pending (--json: {\"count\":N}).\n"
     "\n"
-    "Exit status: 0 all were pending, 1 some were not, 2 error, 64 usage.\n";
+    "Exit status: 0 all were pending, 1 some were not (the reason on stderr\n"
+    "unless --quiet), 2 error, 64 usage.\n";
 
 static const char fail_usage[] =
-    "Usage: bitt outbox fail STREAM SEQ [--error TEXT] [--next-at MS]\n"
+    "Usage: bitt outbox fail STREAM SEQ [--error TEXT] [--next-at MS] [--json]\n"
     "\n"
     "Records a failed delivery of pending event SEQ: its attempts go up by one\n"
     "and it keeps the error and the time of the next attempt (ms since the\n"
-    "Unix epoch, default 0: none), for the dispatcher to decide.\n"
+    "Unix epoch, default 0: none), for the dispatcher to decide. --json:\n"
+    "print {\"recorded\":true|false}.\n"
     "\n"
-    "Exit status: 0 recorded, 1 SEQ is not pending, 2 error, 64 usage.\n";
+    "Exit status: 0 recorded, 1 SEQ is not pending (the reason on stderr\n"
+    "unless --quiet), 2 error, 64 usage.\n";
 
 static const char park_usage[] =
     "Usage: bitt outbox park STREAM SEQ [--reason poison|invalid] [--error TEXT]\n"
+    "                        [--json]\n"
     "\n"
     "Moves pending event SEQ to the parked list, with a reason (default\n"
     "poison: the handler keeps failing on it; invalid: it can never be\n"
-    "handled as it is) and an error.\n"
+    "handled as it is) and an error. --json: print {\"parked\":true|false}.\n"
     "\n"
-    "Exit status: 0 parked, 1 SEQ is not pending, 2 error, 64 usage.\n";
+    "Exit status: 0 parked, 1 SEQ is not pending (the reason on stderr unless\n"
+    "--quiet), 2 error, 64 usage.\n";
 
 static const char parked_usage[] =
     "Usage: bitt outbox parked STREAM [--reason poison|invalid] [--limit N]\n"
-    "                         [--hex-out | --json]\n"
+    "                         [--hex-out] [--json | --tsv]\n"
     "\n"
-    "Prints the parked events of STREAM in sequence order, one line each:\n"
+    "Prints the parked events of STREAM in sequence order, a row each:\n"
     "\n"
-    "    seq<TAB>reason<TAB>error<TAB>event\n"
+    "    SEQ  REASON   FAILED_AT                 LAST_ERROR  EVENT\n"
+    "    42   invalid  2026-12-03T12:00:05.123Z  bad shape   {\"order\": null}\n"
+    "\n"
+    "FAILED_AT is when it was parked.\n"
     "\n"
     "Options:\n"
     "  --reason R  only those parked for R\n"
     "  --limit N   at most N (default 100, at most 1000)\n"
     "  --json      print {\"events\":[...]} as 'outbox pending --json' does,\n"
     "              with \"park_reason\" and \"failed_at\" (when parked)\n"
+    "  --tsv       TAB-separated, no header, FAILED_AT in ms\n"
     "\n"
     "Exit status: 0 listed (even nothing), 2 error, 64 usage.\n";
 
@@ -100,7 +112,8 @@ static const char retry_usage[] =
     "pending, with their sequence numbers and zero attempts, and prints how\n"
     "many moved (--json: {\"count\":N}).\n"
     "\n"
-    "Exit status: 0 done, 1 some SEQ was not parked, 2 error, 64 usage.\n";
+    "Exit status: 0 done, 1 some SEQ was not parked (the reason on stderr\n"
+    "unless --quiet), 2 error, 64 usage.\n";
 
 static const char discard_usage[] =
     "Usage: bitt outbox discard STREAM [SEQ...] [--json]\n"
@@ -108,12 +121,14 @@ static const char discard_usage[] =
     "Deletes parked events SEQ... of STREAM (all of them without SEQ) and\n"
     "prints how many (--json: {\"count\":N}).\n"
     "\n"
-    "Exit status: 0 done, 1 some SEQ was not parked, 2 error, 64 usage.\n";
+    "Exit status: 0 done, 1 some SEQ was not parked (the reason on stderr\n"
+    "unless --quiet), 2 error, 64 usage.\n";
 
 static const char counts_usage[] =
-    "Usage: bitt outbox counts STREAM [--json]\n"
+    "Usage: bitt outbox counts STREAM [--json | --tsv]\n"
     "\n"
-    "Prints \"pending N\" and \"parked N\" lines (--json: {\"pending\",\"parked\"}).\n"
+    "Prints how many events of STREAM are pending and parked, as one row\n"
+    "under the header PENDING  PARKED (--json: {\"pending\",\"parked\"}).\n"
     "\n"
     "Exit status: 0 done, 2 error, 64 usage.\n";
 
@@ -170,29 +185,35 @@ static int o_append(cli *c, int argc, char **argv)
     return cli_finish(code);
 }
 
-static void put_pending_line(const cli *c, const bitt_message *m)
+static void put_pending(cli_table *t, const bitt_message *m)
 {
     size_t n = 0;
     const uint8_t *p = bitt_message_payload(m, &n);
-    printf("%" PRIu64 "\t%" PRIu32 "\t", bitt_message_id(m), bitt_message_attempts(m));
-    cli_put_field(c, p, n);
-    putchar('\n');
+    cli_cell_u64(t, bitt_message_id(m));
+    cli_cell_u64(t, bitt_message_attempts(m));
+    cli_cell_time(t, bitt_message_due_at(m), "-");
+    cli_cell_text(t, bitt_message_last_error(m));
+    cli_cell_bytes(t, p, n);
 }
 
-static void put_parked_line(const cli *c, const bitt_message *m)
+static void put_parked(cli_table *t, const bitt_message *m)
 {
     size_t n = 0;
     const uint8_t *p = bitt_message_payload(m, &n);
     int reason = bitt_message_park_reason(m);
-    printf("%" PRIu64 "\t%s\t", bitt_message_id(m),
-           reason == BITT_PARK_POISON    ? "poison"
-           : reason == BITT_PARK_INVALID ? "invalid"
-                                         : "-");
-    cli_put_text(bitt_message_last_error(m));
-    putchar('\t');
-    cli_put_field(c, p, n);
-    putchar('\n');
+    cli_cell_u64(t, bitt_message_id(m));
+    cli_cell_text(t, reason == BITT_PARK_POISON    ? "poison"
+                     : reason == BITT_PARK_INVALID ? "invalid"
+                                                   : "-");
+    cli_cell_time(t, bitt_message_failed_at(m), "-");
+    cli_cell_text(t, bitt_message_last_error(m));
+    cli_cell_bytes(t, p, n);
 }
+
+static const char *const pending_columns[] = {"SEQ", "ATTEMPTS", "DUE_AT", "LAST_ERROR", "EVENT"};
+static const char *const parked_columns[] = {"SEQ", "REASON", "FAILED_AT", "LAST_ERROR", "EVENT"};
+static const cli_message_view pending_view = {"events", "event", pending_columns, 5, put_pending};
+static const cli_message_view parked_view = {"events", "event", parked_columns, 5, put_parked};
 
 /* pending and parked: STREAM, --limit, and (parked) --reason. */
 static int list(cli *c, int argc, char **argv, int parked)
@@ -216,8 +237,7 @@ static int list(cli *c, int argc, char **argv, int parked)
         if (rc < 0)
             code = cli_fail(rc);
         else
-            cli_put_messages(c, events, "events", "event",
-                             parked ? put_parked_line : put_pending_line);
+            code = cli_put_messages(c, events, parked ? &parked_view : &pending_view);
     }
     bitt_messages_free(events);
     bitt_store_close(store);
@@ -265,7 +285,9 @@ static int many(cli *c, int argc, char **argv, int which)
             else
                 printf("%" PRIu64 "\n", done);
             if (count > 0 && done < count)
-                code = CLI_NOTFOUND;
+                code = cli_absent(c, "%" PRIu64 " of %zu events were not %s on stream %s",
+                                  (uint64_t)count - done, count,
+                                  which == MANY_ACK ? "pending" : "parked", a.pos[0]);
         }
     }
     bitt_store_close(store);
@@ -310,10 +332,16 @@ static int set_aside(cli *c, int argc, char **argv, int park)
     if ((code = cli_open(c, &store)) == CLI_OK) {
         int rc = park ? bitt_outbox_park(store, a.pos[0], seq, reason, a.value[0])
                       : bitt_outbox_fail(store, a.pos[0], seq, a.value[0], next_at);
-        if (rc < 0)
+        if (rc < 0) {
             code = cli_fail(rc);
-        else if (rc == BITT_NOTFOUND)
-            code = CLI_NOTFOUND;
+        } else {
+            if (c->json)
+                printf("{\"%s\":%s}\n", park ? "parked" : "recorded",
+                       rc == BITT_OK ? "true" : "false");
+            if (rc == BITT_NOTFOUND)
+                code =
+                    cli_absent(c, "event %" PRIu64 " is not pending on stream %s", seq, a.pos[0]);
+        }
     }
     bitt_store_close(store);
     return cli_finish(code);
@@ -327,6 +355,16 @@ static int o_fail(cli *c, int argc, char **argv)
 static int o_park(cli *c, int argc, char **argv)
 {
     return set_aside(c, argc, argv, 1);
+}
+
+static int put_counts(const cli *c, uint64_t pending, uint64_t parked)
+{
+    static const char *const columns[] = {"PENDING", "PARKED"};
+    cli_table t;
+    cli_table_init(&t, c, columns, 2, 0);
+    cli_cell_u64(&t, pending);
+    cli_cell_u64(&t, parked);
+    return cli_table_done(&t);
 }
 
 static int o_counts(cli *c, int argc, char **argv)
@@ -344,7 +382,7 @@ static int o_counts(cli *c, int argc, char **argv)
         else if (c->json)
             printf("{\"pending\":%" PRIu64 ",\"parked\":%" PRIu64 "}\n", pending, parked);
         else
-            printf("pending %" PRIu64 "\nparked %" PRIu64 "\n", pending, parked);
+            code = put_counts(c, pending, parked);
     }
     bitt_store_close(store);
     return cli_finish(code);

@@ -1,6 +1,6 @@
 /*
- * output.c: how entries print: a value alone (get), "key<TAB>value" lines
- * (list), or JSON objects (--json).
+ * output.c: how entries print: a value alone (get) or JSON objects (--json),
+ * and the JSON pieces every command's objects are made of.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -17,36 +17,11 @@ void cli_put_value(const cli *c, const bitt_entry *e)
     }
     if (c->hex_out)
         cli_put_hex(stdout, v, n);
-    else if (cli_is_text(v, n))
+    else if (!c->tsv && cli_is_text(v, n)) /* --tsv: one line, as in a table */
         fwrite(v, 1, n, stdout);
     else
         cli_put_escaped(stdout, v, n);
     putchar('\n');
-}
-
-void cli_put_field(const cli *c, const uint8_t *p, size_t n)
-{
-    if (c->hex_out)
-        cli_put_hex(stdout, p, n);
-    else
-        cli_put_escaped(stdout, p, n);
-}
-
-void cli_put_line(const cli *c, const bitt_entry *e)
-{
-    size_t klen = 0, vlen = 0;
-    const uint8_t *k = bitt_entry_key(e, &klen);
-    const uint8_t *v = bitt_entry_value(e, &vlen);
-    cli_put_field(c, k, klen);
-    putchar('\t');
-    cli_put_field(c, v, vlen);
-    putchar('\n');
-}
-
-void cli_put_text(const char *s)
-{
-    if (s)
-        cli_put_escaped(stdout, (const uint8_t *)s, strlen(s));
 }
 
 const char *cli_kind_name(int kind)
@@ -95,17 +70,34 @@ void cli_put_json_entry(const cli *c, const bitt_entry *e)
         put_json_bytes(c, "value", v, vlen);
     }
 
+    cli_put_json_kind(kind);
+    printf(",\"version\":%" PRIu64, bitt_entry_version(e));
+    cli_put_json_time("expires_at", bitt_entry_expires_at(e));
+    putchar('}');
+}
+
+void cli_put_json_kind(int kind)
+{
     const char *name = cli_kind_name(kind);
     if (name)
         printf(",\"kind\":\"%s\"", name);
     else
         printf(",\"kind\":%d", kind);
-    printf(",\"version\":%" PRIu64, bitt_entry_version(e));
-    int64_t expires = bitt_entry_expires_at(e);
-    if (expires == 0)
-        fputs(",\"expires_at\":null}", stdout);
+}
+
+void cli_put_json_time(const char *name, int64_t ms)
+{
+    /* Integers as the library has them, never through a double. */
+    if (ms == 0)
+        printf(",\"%s\":null", name);
     else
-        printf(",\"expires_at\":%" PRId64 "}", expires);
+        printf(",\"%s\":%" PRId64, name, ms);
+}
+
+void cli_put_json_null(const cli *c)
+{
+    if (c->json)
+        fputs("null\n", stdout);
 }
 
 /* Canonical decimal int64 text, as a counter holds: "0", "-42". */

@@ -14,7 +14,7 @@ static const char pubsub_usage[] =
     "\n"
     "Subcommands:\n"
     "  publish CHANNEL DATA    send DATA to every open subscription of CHANNEL\n"
-    "  listen CHANNEL          subscribe and print each message's data\n"
+    "  listen CHANNEL          subscribe and print each message, a row each\n"
     "\n"
     "A message reaches every subscription open when it was published, at most\n"
     "once, in the order one process published; with nobody listening it is\n"
@@ -23,29 +23,39 @@ static const char pubsub_usage[] =
     "Run 'bitt pubsub <subcommand> --help' for more.\n";
 
 static const char publish_usage[] =
-    "Usage: bitt pubsub publish CHANNEL DATA [--hex]\n"
+    "Usage: bitt pubsub publish CHANNEL DATA [--hex] [--json]\n"
     "\n"
     "Publishes DATA on CHANNEL. Put -- before DATA that starts with '-'.\n"
-    "  --hex   DATA is hex (\"00ff\")\n"
+    "  --hex    DATA is hex (\"00ff\")\n"
+    "  --json   print {\"published\":true}\n"
     "\n"
     "Exit status: 0 published, 2 error, 64 usage.\n";
 
 static const char listen_usage[] =
-    "Usage: bitt pubsub listen CHANNEL [--count N] [--timeout MS] [--hex-out | --json]\n"
+    "Usage: bitt pubsub listen CHANNEL [--count N] [--timeout MS] [--hex-out]\n"
+    "                          [--json | --tsv]\n"
     "\n"
-    "Subscribes to CHANNEL and prints the data of each message published from\n"
-    "then on, one line each (as a value in 'bitt kv list'), until N messages\n"
-    "came or MS passed; without either, until it is stopped.\n"
+    "Subscribes to CHANNEL and prints each message published from then on as\n"
+    "it comes, a row each, until N messages came or MS passed; without\n"
+    "either, until it is stopped:\n"
+    "\n"
+    "    CREATED_AT                DATA\n"
+    "    2026-12-03T12:00:05.123Z  deploy finished\n"
+    "\n"
+    "CREATED_AT is when it was published; DATA prints as a value in 'bitt kv\n"
+    "list'.\n"
     "\n"
     "Options:\n"
     "  --count N      stop after N messages\n"
     "  --timeout MS   stop MS milliseconds after subscribing\n"
     "  --hex-out      print the data as hex\n"
     "  --json         one object per line: {\"id\",\"topic\" (the channel),\n"
-    "                 \"data\",\"kind\",\"created_at\",...}\n"
+    "                 \"data\",\"kind\",\"created_at\",...} (JSON Lines)\n"
+    "  --tsv          TAB-separated, no header, CREATED_AT in ms\n"
     "\n"
     "Exit status: 0 N messages came (or, without --count, the time ran out),\n"
-    "1 the time ran out before N messages, 2 error, 64 usage.\n";
+    "1 the time ran out before N messages (the reason on stderr unless\n"
+    "--quiet), 2 error, 64 usage.\n";
 
 static int p_publish(cli *c, int argc, char **argv)
 {
@@ -62,26 +72,34 @@ static int p_publish(cli *c, int argc, char **argv)
         int rc = bitt_pubsub_publish(store, a.pos[0], data.ptr, data.len);
         if (rc < 0)
             code = cli_fail(rc);
+        else if (c->json)
+            fputs("{\"published\":true}\n", stdout);
     }
     bitt_store_close(store);
     cli_bytes_free(&data);
     return cli_finish(code);
 }
 
-static void put_data(const cli *c, const bitt_message *m)
+/* A row as each message comes (the table streams), or its JSON line. */
+static void put_message(const cli *c, cli_table *t, const bitt_message *m)
 {
     size_t n = 0;
     const uint8_t *p = bitt_message_payload(m, &n);
-    if (c->json)
+    if (c->json) {
         cli_put_json_message(c, m, "data");
-    else
-        cli_put_field(c, p, n);
-    putchar('\n');
+        putchar('\n');
+        return;
+    }
+    cli_cell_time(t, bitt_message_created_at(m), "-");
+    cli_cell_bytes(t, p, n);
 }
 
 static int listen_loop(const cli *c, bitt_store *store, const char *channel, uint64_t count,
                        int64_t timeout, int has_timeout)
 {
+    static const char *const columns[] = {"CREATED_AT", "DATA"};
+    cli_table t;
+    cli_table_init(&t, c, columns, 2, 1);
     bitt_sub *sub = NULL;
     int64_t start = 0, now = 0;
     uint64_t got = 0;
@@ -100,7 +118,7 @@ static int listen_loop(const cli *c, bitt_store *store, const char *channel, uin
         bitt_message *m = NULL;
         rc = bitt_pubsub_next(sub, wait, &m);
         if (rc == BITT_OK) {
-            put_data(c, m);
+            put_message(c, &t, m);
             bitt_message_free(m);
             got++;
             if (fflush(stdout) != 0)
@@ -109,8 +127,14 @@ static int listen_loop(const cli *c, bitt_store *store, const char *channel, uin
     }
     int code = rc < 0 ? cli_fail(rc) : CLI_OK;
     bitt_pubsub_close(sub);
-    if (code == CLI_OK && count > 0 && got < count)
-        code = CLI_NOTFOUND;
+    if (cli_table_done(&t) != CLI_OK && code == CLI_OK)
+        code = CLI_ERROR;
+    if (code == CLI_OK && count > 0 && got < count) {
+        char in[CLI_TIME_LEN];
+        cli_format_duration(timeout, in);
+        code = cli_absent(c, "%" PRIu64 " of %" PRIu64 " messages came on channel %s in %s", got,
+                          count, channel, in);
+    }
     return code;
 }
 

@@ -12,7 +12,7 @@ static const char queue_usage[] =
     "\n"
     "Subcommands:\n"
     "  push TOPIC PAYLOAD         enqueue a message and print its id\n"
-    "  pop TOPIC                  lease messages; print id, token, attempts, payload\n"
+    "  pop TOPIC                  lease messages and print a row each\n"
     "  ack TOPIC ID TOKEN         finish a delivery: the message is deleted\n"
     "  nack TOPIC ID TOKEN        give a delivery back after a failure (retried\n"
     "                             after the backoff, or dead-lettered)\n"
@@ -39,7 +39,8 @@ static const char push_usage[] =
     "  --max-attempts N    deliveries before it is dead-lettered (default 3)\n"
     "  --dedup KEY         at most one live (pending, delayed or processing)\n"
     "                      message per KEY on TOPIC: while there is one, nothing\n"
-    "                      is enqueued and its id is printed (exit 1)\n"
+    "                      is enqueued and its id is printed (exit 1, and\n"
+    "                      the reason on stderr unless --quiet)\n"
     "  --kind KIND         bytes (default), json (one valid JSON text) or counter\n"
     "  --hex               PAYLOAD and KEY are hex (\"00ff\")\n"
     "  --json              print {\"id\":N,\"created\":true|false}\n"
@@ -48,15 +49,17 @@ static const char push_usage[] =
 
 static const char pop_usage[] =
     "Usage: bitt queue pop TOPIC [--limit N] [--lease MS] [--wait MS]\n"
-    "                      [--hex-out | --json]\n"
+    "                      [--hex-out] [--json | --tsv]\n"
     "\n"
     "Leases up to N messages of TOPIC, those claimable longest first, and\n"
-    "prints one line each:\n"
+    "prints a row each:\n"
     "\n"
-    "    id<TAB>token<TAB>attempts<TAB>payload\n"
+    "    ID  TOKEN     ATTEMPTS  DUE_AT                    PAYLOAD\n"
+    "    7   3f9c...   1         2026-12-03T12:00:35.123Z  resize 42.png\n"
     "\n"
-    "attempts counts this delivery. The payload prints as in 'bitt kv list'\n"
-    "(other bytes as \\xNN, a backslash as \\\\); --hex-out prints it as hex.\n"
+    "ATTEMPTS counts this delivery; DUE_AT is when its lease ends. The\n"
+    "payload prints as in 'bitt kv list' (other bytes as \\xNN, a backslash\n"
+    "as \\\\); --hex-out prints it as hex.\n"
     "\n"
     "Options:\n"
     "  --limit N    at most N messages (default 1, at most 1000)\n"
@@ -66,20 +69,22 @@ static const char pop_usage[] =
     "  --json       print {\"messages\":[{\"id\",\"topic\",\"payload\",\"kind\",\n"
     "               \"token\",\"attempts\",\"max_attempts\",\"last_error\",\n"
     "               \"created_at\",\"due_at\" (the lease's end),...}]}\n"
+    "  --tsv        TAB-separated, no header, DUE_AT in ms\n"
     "\n"
-    "Exit status: 0 leased some, 1 none was claimable, 2 error, 64 usage.\n";
+    "Exit status: 0 leased some, 1 none was claimable (\"bitt: no message\n"
+    "ready on topic TOPIC\" on stderr unless --quiet), 2 error, 64 usage.\n";
 
 static const char ack_usage[] =
-    "Usage: bitt queue ack TOPIC ID TOKEN\n"
+    "Usage: bitt queue ack TOPIC ID TOKEN [--json]\n"
     "\n"
     "Finishes the delivery of message ID with its TOKEN (from pop): the\n"
     "message is deleted. A token whose lease ended, or that a later delivery\n"
-    "replaced, is refused and nothing changes.\n"
+    "replaced, is refused and nothing changes. --json: print {\"acked\":true}.\n"
     "\n"
     "Exit status: 0 acked, 2 error (a stale token too), 64 usage.\n";
 
 static const char nack_usage[] =
-    "Usage: bitt queue nack TOPIC ID TOKEN [--error TEXT] [--delay MS]\n"
+    "Usage: bitt queue nack TOPIC ID TOKEN [--error TEXT] [--delay MS] [--json]\n"
     "\n"
     "Gives the delivery of message ID back after a failure. It is retried\n"
     "after the store's backoff (queue_backoff), or after --delay MS; on its\n"
@@ -88,28 +93,34 @@ static const char nack_usage[] =
     "Options:\n"
     "  --error TEXT   the failure, kept with the message (see 'queue dead')\n"
     "  --delay MS     retry MS milliseconds from now instead of the backoff\n"
+    "  --json         print {\"nacked\":true}\n"
     "\n"
     "Exit status: 0 done, 2 error (a stale token too), 64 usage.\n";
 
 static const char extend_usage[] =
-    "Usage: bitt queue extend TOPIC ID TOKEN MS\n"
+    "Usage: bitt queue extend TOPIC ID TOKEN MS [--json]\n"
     "\n"
     "The lease of the delivery of message ID now ends MS milliseconds from\n"
     "now; 0 hands the message back at once (the next delivery is another\n"
-    "attempt).\n"
+    "attempt). --json: print {\"extended\":true}.\n"
     "\n"
     "Exit status: 0 done, 2 error (a stale token too), 64 usage.\n";
 
 static const char stats_usage[] =
-    "Usage: bitt queue stats TOPIC [--json]\n"
+    "Usage: bitt queue stats TOPIC [--json | --tsv]\n"
     "\n"
-    "Prints the messages of TOPIC by state, one \"name count\" line each:\n"
-    "pending (claimable now, expired leases included), delayed (claimable\n"
-    "later), processing (under a live lease), dead, and oldest_pending_at\n"
-    "(since when the oldest claimable message waits, ms; 0 for none).\n"
+    "Prints how many messages of TOPIC are in each state, as one row:\n"
+    "\n"
+    "    PENDING  DELAYED  PROCESSING  DEAD  OLDEST_PENDING_AT\n"
+    "    2        1        0           0     2026-12-03T12:00:05.123Z\n"
+    "\n"
+    "PENDING: claimable now (expired leases included); DELAYED: claimable\n"
+    "later; PROCESSING: under a live lease; OLDEST_PENDING_AT: since when the\n"
+    "oldest claimable message waits (\"-\" for none).\n"
     "\n"
     "  --json   print {\"pending\",\"delayed\",\"processing\",\"dead\",\n"
     "           \"oldest_pending_at\" (null for none)}\n"
+    "  --tsv    the row TAB-separated, no header, OLDEST_PENDING_AT in ms (0)\n"
     "\n"
     "Exit status: 0 done, 2 error, 64 usage.\n";
 
@@ -146,13 +157,15 @@ static int q_push(cli *c, int argc, char **argv)
         if (rc < 0) {
             code = cli_fail(rc);
         } else {
-            if (rc == BITT_EXISTS)
-                code = CLI_NOTFOUND;
             if (c->json)
                 printf("{\"id\":%" PRIu64 ",\"created\":%s}\n", id,
                        rc == BITT_OK ? "true" : "false");
             else
                 printf("%" PRIu64 "\n", id);
+            if (rc == BITT_EXISTS)
+                code = cli_absent(
+                    c, "not enqueued: message %" PRIu64 " on topic %s holds dedup key %s", id,
+                    a.pos[0], a.value[O_DEDUP]);
         }
     }
 done:
@@ -160,6 +173,19 @@ done:
     cli_bytes_free(&payload);
     cli_bytes_free(&dedup);
     return cli_finish(code);
+}
+
+static const char *const delivery_columns[] = {"ID", "TOKEN", "ATTEMPTS", "DUE_AT", "PAYLOAD"};
+
+static void put_delivery(cli_table *t, const bitt_message *m)
+{
+    size_t n = 0;
+    const uint8_t *p = bitt_message_payload(m, &n);
+    cli_cell_u64(t, bitt_message_id(m));
+    cli_cell_text(t, bitt_message_token(m));
+    cli_cell_u64(t, bitt_message_attempts(m));
+    cli_cell_time(t, bitt_message_due_at(m), "-");
+    cli_cell_bytes(t, p, n);
 }
 
 static int q_pop(cli *c, int argc, char **argv)
@@ -188,9 +214,11 @@ static int q_pop(cli *c, int argc, char **argv)
         if (rc < 0) {
             code = cli_fail(rc);
         } else {
-            cli_put_messages(c, list, "messages", "payload", cli_put_delivery_line);
-            if (bitt_messages_count(list) == 0)
-                code = CLI_NOTFOUND;
+            static const cli_message_view view = {"messages", "payload", delivery_columns, 5,
+                                                  put_delivery};
+            code = cli_put_messages(c, list, &view);
+            if (code == CLI_OK && bitt_messages_count(list) == 0)
+                code = cli_absent(c, "no message ready on topic %s", a.pos[0]);
         }
     }
     bitt_messages_free(list);
@@ -231,8 +259,11 @@ static int finish(cli *c, int argc, char **argv, int which)
             rc = bitt_queue_nack(store, a.pos[0], id, a.pos[2], a.value[0], ms);
         else
             rc = bitt_queue_extend(store, a.pos[0], id, a.pos[2], ms);
+        static const char *const done[] = {"acked", "nacked", "extended"};
         if (rc < 0)
             code = cli_fail(rc);
+        else if (c->json)
+            printf("{\"%s\":true}\n", done[which]);
     }
     bitt_store_close(store);
     return cli_finish(code);
@@ -269,16 +300,21 @@ static int q_stats(cli *c, int argc, char **argv)
             code = cli_fail(rc);
         } else if (c->json) {
             printf("{\"pending\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"processing\":%" PRIu64
-                   ",\"dead\":%" PRIu64 ",\"oldest_pending_at\":",
+                   ",\"dead\":%" PRIu64,
                    s.pending, s.delayed, s.processing, s.dead);
-            if (s.oldest_pending_at == 0)
-                fputs("null}\n", stdout);
-            else
-                printf("%" PRId64 "}\n", s.oldest_pending_at);
+            cli_put_json_time("oldest_pending_at", s.oldest_pending_at);
+            fputs("}\n", stdout);
         } else {
-            printf("pending %" PRIu64 "\ndelayed %" PRIu64 "\nprocessing %" PRIu64 "\ndead %" PRIu64
-                   "\noldest_pending_at %" PRId64 "\n",
-                   s.pending, s.delayed, s.processing, s.dead, s.oldest_pending_at);
+            static const char *const columns[] = {"PENDING", "DELAYED", "PROCESSING", "DEAD",
+                                                  "OLDEST_PENDING_AT"};
+            cli_table t;
+            cli_table_init(&t, c, columns, 5, 0);
+            cli_cell_u64(&t, s.pending);
+            cli_cell_u64(&t, s.delayed);
+            cli_cell_u64(&t, s.processing);
+            cli_cell_u64(&t, s.dead);
+            cli_cell_time(&t, s.oldest_pending_at, "-");
+            code = cli_table_done(&t);
         }
     }
     bitt_store_close(store);

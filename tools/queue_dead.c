@@ -7,14 +7,16 @@
 #include "cli.h"
 
 static const char dead_usage[] =
-    "Usage: bitt queue dead TOPIC [--after ID] [--limit N] [--hex-out | --json]\n"
+    "Usage: bitt queue dead TOPIC [--after ID] [--limit N] [--hex-out]\n"
+    "                       [--json | --tsv]\n"
     "\n"
-    "Lists the dead letters of TOPIC in id order, one line each:\n"
+    "Lists the dead letters of TOPIC in id order, a row each:\n"
     "\n"
-    "    id<TAB>attempts<TAB>failed_at<TAB>last_error<TAB>payload\n"
+    "    ID   ATTEMPTS  FAILED_AT                 LAST_ERROR  PAYLOAD\n"
+    "    200  3         2026-12-03T12:00:05.123Z  timed out   resize 9.png\n"
     "\n"
-    "failed_at is when it died (ms); last_error and payload print as values\n"
-    "in 'bitt kv list'. When the page is full, the last thing printed is the\n"
+    "FAILED_AT is when it died; LAST_ERROR and PAYLOAD print as values in\n"
+    "'bitt kv list'. When the page is full, the last thing printed is the\n"
     "line \"cursor: ID\" on stderr: run again with --after ID for the next page.\n"
     "\n"
     "Options:\n"
@@ -22,35 +24,40 @@ static const char dead_usage[] =
     "  --limit N    at most N (default 100, at most 1000)\n"
     "  --hex-out    print the payload as hex\n"
     "  --json       print {\"messages\":[...]} as 'bitt queue pop --json' does\n"
+    "  --tsv        TAB-separated, no header, FAILED_AT in ms\n"
     "\n"
     "Exit status: 0 listed (even nothing), 2 error, 64 usage.\n";
 
 static const char retry_usage[] =
-    "Usage: bitt queue retry TOPIC [ID]\n"
+    "Usage: bitt queue retry TOPIC [ID] [--json]\n"
     "\n"
     "Puts dead letter ID of TOPIC (every dead letter of TOPIC without ID) back\n"
-    "to pending with its attempts reset, and prints how many moved.\n"
+    "to pending with its attempts reset, and prints how many moved (--json:\n"
+    "{\"count\":N}).\n"
     "\n"
-    "Exit status: 0 done, 1 ID was not a dead letter of TOPIC, 2 error, 64 usage.\n";
+    "Exit status: 0 done, 1 ID was not a dead letter of TOPIC (the reason on\n"
+    "stderr unless --quiet), 2 error, 64 usage.\n";
 
 static const char purge_usage[] =
-    "Usage: bitt queue purge-dead TOPIC [ID]\n"
+    "Usage: bitt queue purge-dead TOPIC [ID] [--json]\n"
     "\n"
     "Deletes dead letter ID of TOPIC (every dead letter of TOPIC without ID)\n"
-    "and prints how many were deleted.\n"
+    "and prints how many were deleted (--json: {\"count\":N}).\n"
     "\n"
-    "Exit status: 0 done, 1 ID was not a dead letter of TOPIC, 2 error, 64 usage.\n";
+    "Exit status: 0 done, 1 ID was not a dead letter of TOPIC (the reason on\n"
+    "stderr unless --quiet), 2 error, 64 usage.\n";
 
-static void put_dead_line(const cli *c, const bitt_message *m)
+static const char *const dead_columns[] = {"ID", "ATTEMPTS", "FAILED_AT", "LAST_ERROR", "PAYLOAD"};
+
+static void put_dead(cli_table *t, const bitt_message *m)
 {
     size_t n = 0;
     const uint8_t *p = bitt_message_payload(m, &n);
-    printf("%" PRIu64 "\t%" PRIu32 "\t%" PRId64 "\t", bitt_message_id(m), bitt_message_attempts(m),
-           bitt_message_failed_at(m));
-    cli_put_text(bitt_message_last_error(m));
-    putchar('\t');
-    cli_put_field(c, p, n);
-    putchar('\n');
+    cli_cell_u64(t, bitt_message_id(m));
+    cli_cell_u64(t, bitt_message_attempts(m));
+    cli_cell_time(t, bitt_message_failed_at(m), "-");
+    cli_cell_text(t, bitt_message_last_error(m));
+    cli_cell_bytes(t, p, n);
 }
 
 int cli_queue_dead(cli *c, int argc, char **argv)
@@ -73,9 +80,10 @@ int cli_queue_dead(cli *c, int argc, char **argv)
         if (rc < 0) {
             code = cli_fail(rc);
         } else {
+            static const cli_message_view view = {"messages", "payload", dead_columns, 5, put_dead};
             size_t n = bitt_messages_count(list);
-            cli_put_messages(c, list, "messages", "payload", put_dead_line);
-            if (n > 0 && n == (limit ? limit : 100) && !c->json) {
+            code = cli_put_messages(c, list, &view);
+            if (code == CLI_OK && n > 0 && n == (limit ? limit : 100) && !c->json) {
                 fflush(stdout);
                 fprintf(stderr, "cursor: %" PRIu64 "\n",
                         bitt_message_id(bitt_messages_at(list, n - 1)));
@@ -110,7 +118,7 @@ static int move(cli *c, int argc, char **argv, int purge)
             else
                 printf("%" PRIu64 "\n", count);
             if (id != 0 && (rc == BITT_NOTFOUND || count == 0))
-                code = CLI_NOTFOUND;
+                code = cli_absent(c, "no dead letter %" PRIu64 " on topic %s", id, a.pos[0]);
         }
     }
     bitt_store_close(store);

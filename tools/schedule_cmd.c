@@ -11,19 +11,20 @@ static const char schedule_usage[] =
     "\n"
     "Subcommands:\n"
     "  set KEY INTERVAL_MS [PAYLOAD]  create or update a schedule\n"
-    "  claim [--prefix P]             claim the earliest due occurrence; print\n"
-    "                                 key<TAB>occurrence<TAB>payload\n"
-    "  list                           key<TAB>interval<TAB>next_run_at<TAB>payload\n"
-    "  get KEY                        the same line for one schedule\n"
+    "  claim [--prefix P]             claim the earliest due occurrence\n"
+    "  list                           every schedule, a row each\n"
+    "  get KEY                        the same row for one schedule\n"
     "  del KEY                        delete a schedule\n"
     "\n"
     "Each occurrence is claimed by exactly one caller, in any process; a\n"
-    "claim moves the schedule's next run past now. Times are ms since the\n"
-    "Unix epoch on the store's clock. Run 'bitt schedule <subcommand> --help'.\n";
+    "claim moves the schedule's next run past now. Times are UTC on the\n"
+    "store's clock (--json, --tsv: ms since the Unix epoch), intervals such\n"
+    "as 1h30m (--json, --tsv: ms). Run 'bitt schedule <subcommand> --help'.\n";
 
 static const char set_usage[] =
     "Usage: bitt schedule set KEY INTERVAL_MS [PAYLOAD] [--kind bytes|json|counter]\n"
     "                         [--first-run-at MS | --first-run-in MS] [--hex]\n"
+    "                         [--json]\n"
     "\n"
     "Creates or updates schedule KEY, due every INTERVAL_MS (>= 1) with\n"
     "PAYLOAD (default empty). A new schedule, or one whose interval changes,\n"
@@ -35,75 +36,122 @@ static const char set_usage[] =
     "  --first-run-in MS   the first run, MS from now (0: due at once)\n"
     "  --kind KIND         the payload's kind: bytes (default), json or counter\n"
     "  --hex               PAYLOAD is hex\n"
+    "  --json              print the schedule as it is now, as 'schedule get\n"
+    "                      --json' does\n"
     "\n"
     "Exit status: 0 done, 2 error, 64 usage.\n";
 
 static const char claim_usage[] =
-    "Usage: bitt schedule claim [--prefix P] [--hex-out | --json]\n"
+    "Usage: bitt schedule claim [--prefix P] [--hex-out] [--json | --tsv]\n"
     "\n"
     "Claims the due schedule (next run <= now) whose next run is earliest,\n"
     "among the keys that start with P (default: all), moves its next run past\n"
     "now, and prints\n"
     "\n"
-    "    key<TAB>occurrence<TAB>payload\n"
+    "    KEY           OCCURRENCE                NEXT_RUN_AT               PAYLOAD\n"
+    "    report/daily  2026-12-03T00:00:00.000Z  2026-12-04T00:00:00.000Z  hello\n"
     "\n"
-    "occurrence is the run time this claim is for.\n"
-    "  --json   print {\"key\",\"interval\",\"next_run_at\",\"occurrence\",\"payload\",\"kind\"}\n"
+    "OCCURRENCE is the run time this claim is for.\n"
+    "  --json   print {\"key\",\"interval\",\"next_run_at\",\"occurrence\",\"payload\",\n"
+    "           \"kind\"}, or null when none is due\n"
+    "  --tsv    the row TAB-separated, no header, times in ms\n"
     "\n"
-    "Exit status: 0 claimed, 1 none due, 2 error, 64 usage.\n";
+    "Exit status: 0 claimed, 1 none due (\"bitt: no schedule is due\" on stderr\n"
+    "unless --quiet), 2 error, 64 usage.\n";
 
 static const char list_usage[] =
-    "Usage: bitt schedule list [--hex-out | --json]\n"
+    "Usage: bitt schedule list [--hex-out] [--json | --tsv]\n"
     "\n"
-    "Prints every schedule in key order, one line each:\n"
+    "Prints every schedule in key order, a row each:\n"
     "\n"
-    "    key<TAB>interval<TAB>next_run_at<TAB>payload\n"
+    "    KEY           INTERVAL  NEXT_RUN_AT               PAYLOAD\n"
+    "    report/daily  1d        2026-12-04T00:00:00.000Z  hello\n"
     "\n"
     "  --json   print "
     "{\"schedules\":[{\"key\",\"interval\",\"next_run_at\",\"payload\",\"kind\"}]}\n"
+    "           (interval in ms)\n"
+    "  --tsv    TAB-separated, no header, INTERVAL and NEXT_RUN_AT in ms\n"
     "\n"
     "Exit status: 0 listed (even nothing), 2 error, 64 usage.\n";
 
-static const char get_usage[] = "Usage: bitt schedule get KEY [--hex-out | --json]\n"
-                                "\n"
-                                "Prints schedule KEY as 'schedule list' does.\n"
-                                "\n"
-                                "Exit status: 0 found, 1 absent, 2 error, 64 usage.\n";
+static const char get_usage[] =
+    "Usage: bitt schedule get KEY [--hex-out] [--json | --tsv]\n"
+    "\n"
+    "Prints schedule KEY as 'schedule list' does (--json: one object, or null\n"
+    "when there is none).\n"
+    "\n"
+    "Exit status: 0 found, 1 absent (\"bitt: schedule not found: KEY\" on stderr\n"
+    "unless --quiet), 2 error, 64 usage.\n";
 
-static const char del_usage[] = "Usage: bitt schedule del KEY\n"
-                                "\n"
-                                "Deletes schedule KEY.\n"
-                                "\n"
-                                "Exit status: 0 deleted, 1 it was absent, 2 error, 64 usage.\n";
+static const char del_usage[] =
+    "Usage: bitt schedule del KEY [--json]\n"
+    "\n"
+    "Deletes schedule KEY. --json: print {\"deleted\":true|false}.\n"
+    "\n"
+    "Exit status: 0 deleted, 1 it was absent (the reason on stderr unless\n"
+    "--quiet), 2 error, 64 usage.\n";
 
-static void put_schedule(const cli *c, const bitt_schedule *s, int claimed)
+static void put_json_schedule(const cli *c, const bitt_schedule *s, int claimed)
 {
     size_t n = 0;
     const uint8_t *p = bitt_schedule_payload(s, &n);
-    if (c->json) {
-        putchar('{');
-        cli_put_json_text("key", bitt_schedule_key(s));
-        printf(",\"interval\":%" PRId64 ",\"next_run_at\":%" PRId64, bitt_schedule_interval(s),
-               bitt_schedule_next_run_at(s));
-        if (claimed)
-            printf(",\"occurrence\":%" PRId64, bitt_schedule_occurrence(s));
-        putchar(',');
-        cli_put_json_value(c, "payload", p, n, bitt_schedule_kind(s));
-        const char *kind = cli_kind_name(bitt_schedule_kind(s));
-        if (kind)
-            printf(",\"kind\":\"%s\"}", kind);
-        else
-            printf(",\"kind\":%d}", bitt_schedule_kind(s));
-        return;
-    }
-    cli_put_text(bitt_schedule_key(s));
+    putchar('{');
+    cli_put_json_text("key", bitt_schedule_key(s));
+    printf(",\"interval\":%" PRId64 ",\"next_run_at\":%" PRId64, bitt_schedule_interval(s),
+           bitt_schedule_next_run_at(s));
     if (claimed)
-        printf("\t%" PRId64 "\t", bitt_schedule_occurrence(s));
+        printf(",\"occurrence\":%" PRId64, bitt_schedule_occurrence(s));
+    putchar(',');
+    cli_put_json_value(c, "payload", p, n, bitt_schedule_kind(s));
+    cli_put_json_kind(bitt_schedule_kind(s));
+    putchar('}');
+}
+
+static const char *const list_columns[] = {"KEY", "INTERVAL", "NEXT_RUN_AT", "PAYLOAD"};
+static const char *const claim_columns[] = {"KEY", "OCCURRENCE", "NEXT_RUN_AT", "PAYLOAD"};
+
+static void put_row(cli_table *t, const bitt_schedule *s, int claimed)
+{
+    size_t n = 0;
+    const uint8_t *p = bitt_schedule_payload(s, &n);
+    cli_cell_text(t, bitt_schedule_key(s));
+    if (claimed)
+        cli_cell_time(t, bitt_schedule_occurrence(s), "-");
     else
-        printf("\t%" PRId64 "\t%" PRId64 "\t", bitt_schedule_interval(s),
-               bitt_schedule_next_run_at(s));
-    cli_put_field(c, p, n);
-    putchar('\n');
+        cli_cell_duration(t, bitt_schedule_interval(s), "-");
+    cli_cell_time(t, bitt_schedule_next_run_at(s), "-");
+    cli_cell_bytes(t, p, n);
+}
+
+/* One schedule: a JSON object on its line, or a row under its header. */
+static int put_schedule(const cli *c, const bitt_schedule *s, int claimed)
+{
+    if (c->json) {
+        put_json_schedule(c, s, claimed);
+        putchar('\n');
+        return CLI_OK;
+    }
+    cli_table t;
+    cli_table_init(&t, c, claimed ? claim_columns : list_columns, 4, 0);
+    put_row(&t, s, claimed);
+    return cli_table_done(&t);
+}
+
+/* set --json: the schedule as the write left it (read after, so a claim in
+ * between shows). */
+static int put_set(const cli *c, bitt_store *store, const char *key)
+{
+    bitt_schedule *s = NULL;
+    int rc = bitt_schedule_get(store, key, &s);
+    int code = CLI_OK;
+    if (rc < 0)
+        code = cli_fail(rc);
+    else if (rc == BITT_NOTFOUND)
+        cli_put_json_null(c);
+    else
+        code = put_schedule(c, s, 0);
+    bitt_schedule_free(s);
+    return code;
 }
 
 static int s_set(cli *c, int argc, char **argv)
@@ -140,6 +188,8 @@ static int s_set(cli *c, int argc, char **argv)
                                       first);
         if (rc < 0)
             code = cli_fail(rc);
+        else if (c->json)
+            code = put_set(c, store, a.pos[0]);
     }
     bitt_store_close(store);
     cli_bytes_free(&payload);
@@ -160,11 +210,12 @@ static int s_claim(cli *c, int argc, char **argv)
         if (rc < 0) {
             code = cli_fail(rc);
         } else if (rc == BITT_NOTFOUND) {
-            code = CLI_NOTFOUND;
+            cli_put_json_null(c);
+            code = a.value[0] && a.value[0][0]
+                       ? cli_absent(c, "no schedule under prefix %s is due", a.value[0])
+                       : cli_absent(c, "no schedule is due");
         } else {
-            put_schedule(c, s, 1);
-            if (c->json)
-                putchar('\n');
+            code = put_schedule(c, s, 1);
         }
     }
     bitt_schedule_free(s);
@@ -185,16 +236,20 @@ static int s_list(cli *c, int argc, char **argv)
         int rc = bitt_schedule_list(store, &list, &count);
         if (rc < 0) {
             code = cli_fail(rc);
-        } else {
-            if (c->json)
-                fputs("{\"schedules\":[", stdout);
+        } else if (c->json) {
+            fputs("{\"schedules\":[", stdout);
             for (size_t i = 0; i < count; i++) {
-                if (c->json && i > 0)
+                if (i > 0)
                     putchar(',');
-                put_schedule(c, list[i], 0);
+                put_json_schedule(c, list[i], 0);
             }
-            if (c->json)
-                fputs("]}\n", stdout);
+            fputs("]}\n", stdout);
+        } else {
+            cli_table t;
+            cli_table_init(&t, c, list_columns, 4, 0);
+            for (size_t i = 0; i < count; i++)
+                put_row(&t, list[i], 0);
+            code = cli_table_done(&t);
         }
     }
     bitt_schedule_list_free(list, count);
@@ -216,12 +271,16 @@ static int one(cli *c, int argc, char **argv, int del)
             del ? bitt_schedule_delete(store, a.pos[0]) : bitt_schedule_get(store, a.pos[0], &s);
         if (rc < 0) {
             code = cli_fail(rc);
-        } else if (rc == BITT_NOTFOUND) {
-            code = CLI_NOTFOUND;
-        } else if (!del) {
-            put_schedule(c, s, 0);
+        } else if (del) {
             if (c->json)
-                putchar('\n');
+                printf("{\"deleted\":%s}\n", rc == BITT_OK ? "true" : "false");
+            if (rc == BITT_NOTFOUND)
+                code = cli_absent(c, "schedule not found: %s", a.pos[0]);
+        } else if (rc == BITT_NOTFOUND) {
+            cli_put_json_null(c);
+            code = cli_absent(c, "schedule not found: %s", a.pos[0]);
+        } else {
+            code = put_schedule(c, s, 0);
         }
     }
     bitt_schedule_free(s);
