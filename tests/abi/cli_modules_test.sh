@@ -269,6 +269,23 @@ modules() {
     expect 0 "" --store "$o" outbox pending none
     expect 0 '{"events":[]}'"$nl" --store "$o" outbox parked none --json
     expect_err 2 "bitt: ?*" --store "$o" outbox append s '{' --kind json
+    # Times at the edges, for people: a leap day, the last year of four
+    # digits and the first of five, the last time before the end of time,
+    # and the end of time itself (never); for scripts the exact integers.
+    local times=(951782400000 253402300799999 253402300800000 9223372036854775806
+        9223372036854775807) i
+    for i in 1 2 3 4 5; do
+        expect 0 "$i$nl" --store "$o" outbox append edges x
+        expect 0 "" --store "$o" outbox fail edges "$i" --next-at "${times[i - 1]}"
+    done
+    expect 0 "SEQ  ATTEMPTS  DUE_AT                          LAST_ERROR  EVENT
+1    1         2000-02-29T00:00:00.000Z        -           x
+2    1         9999-12-31T23:59:59.999Z        -           x
+3    1         +10000-01-01T00:00:00.000Z      -           x
+4    1         +292278994-08-17T07:12:55.806Z  -           x
+5    1         never                           -           x$nl" --store "$o" outbox pending edges
+    expect_json 0 '[e["due_at"] for e in d["events"]] == [951782400000, 253402300799999, 253402300800000, 9223372036854775806, 9223372036854775807]' \
+        --store "$o" outbox pending edges
 
     echo "== $b: schedule"
     expect 0 "" --store "$s" schedule set report/daily 60000 hello --first-run-in 0
@@ -302,6 +319,11 @@ modules() {
     expect_absent '{"deleted":false}'"$nl" "bitt: schedule not found: due" --store "$s" schedule del due --json
     expect 0 '{"deleted":true}'"$nl" --store "$s" schedule del due2 --json
     expect_err 2 "bitt: ?*" --store "$s" schedule set bad 0
+    # The longest interval, 2^40 ms, for people and for scripts.
+    expect 0 "" --store "$s" schedule set long 1099511627776 --first-run-at 1
+    expect 0 "KEY   INTERVAL             NEXT_RUN_AT               PAYLOAD${nl}long  12725d19h53m47.776s  1970-01-01T00:00:00.001Z  $nl" \
+        --store "$s" schedule get long
+    expect 0 "long${tab}1099511627776${tab}1${tab}$nl" --store "$s" schedule get long --tsv
 
     echo "== $b: budget"
     local budget=(--capacity 2 --refill 1 --period 60000)
