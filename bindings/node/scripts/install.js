@@ -1,12 +1,11 @@
 // npm's install step: use the prebuilt addon when it loads here; otherwise
 // build from the sources the package carries (node-gyp, which npm ships).
 // BITT_NODE_FROM_SOURCE=1 builds from source even when a prebuilt one loads.
-// In a repository checkout before `npm run stage` there is nothing to build
-// yet: scripts/test-node stages and builds.
+// In a repository checkout before the prepack step there is nothing to
+// build yet (`npm run prepack` builds in place, `npm pack` does it too).
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { spawnSync } = require('child_process');
 
 const pkg = path.join(__dirname, '..');
 const { candidates } = require('../lib/native-path.js');
@@ -22,11 +21,7 @@ for (const file of fromSource ? [] : candidates(pkg)) {
   }
 }
 if (!fs.existsSync(path.join(pkg, 'src', 'gen', 'bitt_wrap.cxx'))) {
-  console.warn('bitt: no generated wrapper (a repository checkout): run `npm run stage && npm run build`');
+  console.warn('bitt: no generated wrapper (a repository checkout): `npm run prepack` builds the addon');
   process.exit(0);
 }
-const gyp = process.env.npm_config_node_gyp
-  ? [process.execPath, [process.env.npm_config_node_gyp]]
-  : ['node-gyp', []];
-const r = spawnSync(gyp[0], [...gyp[1], 'rebuild', '-j', '2'], { cwd: pkg, stdio: 'inherit' });
-process.exit(r.status === null ? 1 : r.status);
+process.exit(require('./gyp.js').gyp(pkg, ['rebuild', '-j', '2']));

@@ -1,8 +1,7 @@
 // Copies what a build from source needs into the package: the core's
 // sources and the public header (deps/), the built-in SQLite (deps/sqlite),
-// and SWIG's wrapper generated from bindings/bitt.i (src/gen/). SWIG comes
-// from $SWIG (PyPI's swig, pinned in scripts/test-node), as Debian's 4.1 has
-// no Node-API target.
+// and SWIG's wrapper generated from bindings/bitt.i (src/gen/), with the
+// pinned SWIG (scripts/swig.js).
 //
 // The built-in SQLite is the repository's (docs/sqlite.md): the amalgamation
 // scripts/fetch-sqlite fetches (pinned, checked), the compile options of
@@ -10,16 +9,21 @@
 // build time) and the renames of core/sqlite/sqlite-names.cmake, the same
 // as libbitt's. It is staged, not fetched at install: the tarball builds
 // offline.
+//
+// Everything is made in a temporary directory first, then only the files
+// whose bytes changed are written (and the ones gone removed): an unchanged
+// tree keeps its times, so the next node-gyp build compiles nothing again.
 'use strict';
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
+const { pinnedSwig } = require('./swig.js');
 
 const pkg = path.join(__dirname, '..');
 const repo = path.join(pkg, '..', '..');
 
 function copyDir(from, to) {
-  fs.rmSync(to, { recursive: true, force: true });
   fs.cpSync(from, to, {
     recursive: true,
     filter: (src) => fs.statSync(src).isDirectory() || /\.(c|h)$/.test(src),
@@ -30,7 +34,6 @@ function copyDir(from, to) {
  * and include/sqlite3.h, the API renamed, for the core's sources. */
 function stageSqlite(dir) {
   const amalg = execFileSync(path.join(repo, 'scripts', 'fetch-sqlite'), { encoding: 'utf8' }).trim();
-  fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(path.join(dir, 'include'), { recursive: true });
   fs.copyFileSync(amalg, path.join(dir, 'sqlite3.c'));
   fs.copyFileSync(path.join(path.dirname(amalg), 'sqlite3.h'), path.join(dir, 'sqlite3.h'));
@@ -42,13 +45,53 @@ function stageSqlite(dir) {
     '#include "../bitt_sqlite3_names.h"\n#include "../sqlite3.h"\n');
 }
 
-copyDir(path.join(repo, 'core'), path.join(pkg, 'deps', 'core'));
-copyDir(path.join(repo, 'abi', 'include'), path.join(pkg, 'deps', 'include'));
-stageSqlite(path.join(pkg, 'deps', 'sqlite'));
-fs.mkdirSync(path.join(pkg, 'src', 'gen'), { recursive: true });
-execFileSync(process.env.SWIG || 'swig', [
-  '-javascript', '-napi', '-c++', '-DSWIGWORDSIZE64',
-  '-I' + path.join(repo, 'abi', 'include'),
-  '-o', path.join(pkg, 'src', 'gen', 'bitt_wrap.cxx'),
-  path.join(repo, 'bindings', 'bitt.i'),
-], { stdio: 'inherit' });
+// Makes `to` hold exactly the files of `from`, writing only what differs.
+function sync(from, to) {
+  fs.mkdirSync(to, { recursive: true });
+  const want = new Set(fs.readdirSync(from));
+  for (const name of fs.readdirSync(to)) {
+    if (!want.has(name)) fs.rmSync(path.join(to, name), { recursive: true, force: true });
+  }
+  for (const name of want) {
+    const src = path.join(from, name);
+    const dst = path.join(to, name);
+    if (fs.statSync(src).isDirectory()) {
+      if (fs.existsSync(dst) && !fs.statSync(dst).isDirectory()) fs.rmSync(dst);
+      sync(src, dst);
+    } else {
+      const bytes = fs.readFileSync(src);
+      if (!fs.existsSync(dst) || !bytes.equals(fs.readFileSync(dst))) fs.writeFileSync(dst, bytes);
+    }
+  }
+}
+
+function stage(swig = pinnedSwig()) {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bitt-stage-'));
+  try {
+    copyDir(path.join(repo, 'core'), path.join(tmp, 'deps', 'core'));
+    copyDir(path.join(repo, 'abi', 'include'), path.join(tmp, 'deps', 'include'));
+    stageSqlite(path.join(tmp, 'deps', 'sqlite'));
+    fs.mkdirSync(path.join(tmp, 'gen'));
+    execFileSync(swig, [
+      '-javascript', '-napi', '-c++', '-DSWIGWORDSIZE64',
+      '-I' + path.join(repo, 'abi', 'include'),
+      '-o', path.join(tmp, 'gen', 'bitt_wrap.cxx'),
+      path.join(repo, 'bindings', 'bitt.i'),
+    ], { stdio: 'inherit' });
+    sync(path.join(tmp, 'deps'), path.join(pkg, 'deps'));
+    sync(path.join(tmp, 'gen'), path.join(pkg, 'src', 'gen'));
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+module.exports = { stage };
+
+if (require.main === module) {
+  try {
+    stage();
+  } catch (e) {
+    console.error(`bitt: ${e.message}`);
+    process.exit(1);
+  }
+}
