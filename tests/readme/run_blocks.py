@@ -88,6 +88,7 @@ class Block:
 def parse(path):
     """The blocks of one Markdown file, and the errors of its markers."""
     blocks, errors = [], []
+    rel = os.path.relpath(path, REPO)
     lines = open(path, encoding="utf-8").read().split("\n")
     i = 0
     section = 0
@@ -97,10 +98,10 @@ def parse(path):
             if re.match(r"^#{1,2} ", lines[i]):
                 section += 1
             if DIRECTIVE.match(lines[i]) and not SKIP.match(lines[i]):
-                errors.append(f"{path}:{i + 1}: unknown readme-test directive: {lines[i].strip()}")
+                errors.append(f"{rel}:{i + 1}: unknown readme-test directive: {lines[i].strip()}")
             elif SKIP.match(lines[i]) and not (i + 1 < len(lines) and FENCE.match(lines[i + 1])):
                 # A marker anywhere else would leave the block it meant to run.
-                errors.append(f"{path}:{i + 1}: a readme-test skip stands on the line just before its block")
+                errors.append(f"{rel}:{i + 1}: a readme-test skip stands on the line just before its block")
             i += 1
             continue
         indent, fence, info = len(m.group(1)), m.group(2), m.group(3).split()
@@ -111,7 +112,7 @@ def parse(path):
             body.append(lines[i][indent:] if lines[i][:indent].strip() == "" else lines[i])
             i += 1
         if i == len(lines):
-            errors.append(f"{path}:{start}: the block never ends")
+            errors.append(f"{rel}:{start}: the block never ends")
         i += 1
         prev = start - 2
         skip = None
@@ -120,7 +121,7 @@ def parse(path):
             if s:
                 skip = s.group(1).strip("() ")
                 if not skip:
-                    errors.append(f"{path}:{prev + 1}: a skip needs its reason")
+                    errors.append(f"{rel}:{prev + 1}: a skip needs its reason")
         lang = info[0] if info else ""
         b = Block(path, start, section, lang, info[1:], "\n".join(body) + "\n", skip)
         if skip is None and lang not in LANGS + ("text",):
