@@ -65,12 +65,16 @@ static const char sql_fence[] =
     "AND expires_at > " PG_NOW_4 " FOR SHARE";
 static const char sql_order[] = "SELECT pg_advisory_xact_lock($1::int8)";
 static const char sql_stamp[] = "SELECT nextval('@versionstamp')";
-static const char sql_set[] =
-    "INSERT INTO @kv AS t (key, value, kind, version, expires_at) VALUES ($1::bytea, $2::bytea, "
-    "$3::int4, currval('@versionstamp'), "
-    "CASE WHEN $4::int8 = 0 THEN NULL ELSE " PG_NOW_5_PLUS_4 " END) "
-    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, kind = excluded.kind, "
-    "version = excluded.version, expires_at = excluded.expires_at";
+#define SET_SQL(version, returning)                                                                \
+    "INSERT INTO @kv AS t (key, value, kind, version, expires_at) VALUES ($1::bytea, $2::bytea, "  \
+    "$3::int4, " version ", CASE WHEN $4::int8 = 0 THEN NULL ELSE " PG_NOW_5_PLUS_4 " END) "       \
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, kind = excluded.kind, "               \
+    "version = excluded.version, expires_at = excluded.expires_at" returning
+/* A set of a commit, at the commit's stamp. */
+static const char sql_set[] = SET_SQL("currval('@versionstamp')", "");
+/* A lone set of a group, taking its own stamp: one statement, not two, in
+ * the serialized tail (the VALUES row, and so nextval, is made once). */
+static const char sql_set_stamped[] = SET_SQL("nextval('@versionstamp')", " RETURNING version");
 static const char sql_delete[] = "DELETE FROM @kv WHERE key = $1::bytea RETURNING " PG_LIVE_2;
 static const char sql_delete_old[] = "DELETE FROM @kv WHERE key = $1::bytea "
                                      "RETURNING value, kind, version, expires_at, " PG_LIVE_2;
@@ -192,9 +196,9 @@ static void add_reads(plan *pl, const bitt_commit *c)
     }
 }
 
-static bitt_pg_params *add_set(plan *pl, const bitt_op *op, const bitt_time *t)
+static bitt_pg_params *add_set(plan *pl, bitt_pg_id id, const bitt_op *op, const bitt_time *t)
 {
-    bitt_pg_params *p = add(pl, PG_C_SET, sql_set);
+    bitt_pg_params *p = add(pl, id, id == PG_C_SET ? sql_set : sql_set_stamped);
     bitt__pg_p_bytes(p, op->key, op->key_len);
     bitt__pg_p_bytes(p, op->value, op->value_len);
     bitt__pg_p_i32(p, op->kind);
@@ -206,10 +210,15 @@ static bitt_pg_params *add_set(plan *pl, const bitt_op *op, const bitt_time *t)
 /* The stamp order lock, then the versionstamp: see the top of this file.
  * The lock's key is the store's (schema and prefix), so stores that share
  * a database do not wait for each other. */
-static int add_stamp(const bitt_backend *be, plan *pl)
+static void add_order(const bitt_backend *be, plan *pl)
 {
     int64_t key = bitt__pg_lock_key(be, 's', "versionstamp", 12, NULL, 0);
     bitt__pg_p_i64(add(pl, PG_C_ORDER, sql_order), key);
+}
+
+static int add_stamp(const bitt_backend *be, plan *pl)
+{
+    add_order(be, pl);
     int at = pl->n;
     add(pl, PG_C_STAMP, sql_stamp);
     return at;
@@ -240,7 +249,7 @@ static void add_writes(const bitt_backend *be, plan *pl, const bitt_commit *c, i
         bitt_pg_params *p = NULL;
         int at = pl->n;
         switch (op->type) {
-        case BITT_OP_SET: p = add_set(pl, op, &c->time); break;
+        case BITT_OP_SET: p = add_set(pl, PG_C_SET, op, &c->time); break;
         case BITT_OP_DELETE:
             p = op->want_old ? add(pl, PG_C_DELETE_OLD, sql_delete_old)
                              : add(pl, PG_C_DELETE, sql_delete);
@@ -479,15 +488,16 @@ int bitt__pg_commit(bitt_backend *be, bitt_commit *c)
 
 /* Locking as for any commit: every key's lock in one statement, ascending,
  * then the stamp order lock once for the group, so every set's stamp is
- * taken in the ordered tail; one pipeline, so one implicit transaction. */
+ * taken in the ordered tail, each by its own upsert; one pipeline, so one
+ * implicit transaction. */
 int bitt__pg_commit_sets(bitt_backend *be, bitt_commit *const *cs, size_t n)
 {
     int rc = bitt__pg_schema(be);
     if (rc)
         return rc;
     plan pl = {0};
-    pl.steps = bitt__calloc(2 * n + 2, sizeof *pl.steps);
-    pl.params = bitt__calloc(2 * n + 2, sizeof *pl.params);
+    pl.steps = bitt__calloc(n + 2, sizeof *pl.steps);
+    pl.params = bitt__calloc(n + 2, sizeof *pl.params);
     pl.keys = bitt__malloc(n * sizeof *pl.keys);
     if (!pl.steps || !pl.params || !pl.keys) {
         free_plan(&pl);
@@ -499,17 +509,14 @@ int bitt__pg_commit_sets(bitt_backend *be, bitt_commit *const *cs, size_t n)
     rc = bitt__pg_lock_step(&pl.steps[0], &lock_params, &pl.lock_buf, pl.keys, n);
     if (!rc) {
         pl.n = 1;
-        add_stamp(be, &pl);
-        add_set(&pl, &cs[0]->ops[0], &cs[0]->time);
-        for (size_t i = 1; i < n; i++) {
-            add(&pl, PG_C_STAMP, sql_stamp);
-            add_set(&pl, &cs[i]->ops[0], &cs[i]->time);
-        }
+        add_order(be, &pl);
+        for (size_t i = 0; i < n; i++)
+            add_set(&pl, PG_C_SET_STAMPED, &cs[i]->ops[0], &cs[i]->time);
         rc = bitt__pg_run(be, pl.steps, pl.n, "commit");
     }
-    /* Step 0 locks the keys, step 1 the stamp order; then stamp, set. */
+    /* Step 0 locks the keys, step 1 the stamp order; then the sets. */
     for (size_t i = 0; !rc && i < n; i++)
-        cs[i]->version = (uint64_t)bitt__pg_i64(pl.steps[2 + 2 * i].res, 0, 0);
+        cs[i]->version = (uint64_t)bitt__pg_i64(pl.steps[2 + i].res, 0, 0);
     bitt__pg_clear(pl.steps, pl.n);
     free_plan(&pl);
     return rc;

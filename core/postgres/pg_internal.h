@@ -112,6 +112,7 @@ typedef enum bitt_pg_id {
     PG_C_ORDER, /* the store's stamp order lock (commit.c) */
     PG_C_STAMP,
     PG_C_SET,
+    PG_C_SET_STAMPED, /* a lone set of a group: its own nextval (commit.c) */
     PG_C_DELETE,
     PG_C_DELETE_OLD,
     PG_C_SUM,
@@ -384,9 +385,9 @@ bitt_entry *bitt__pg_row_entry(const PGresult *res, int r, int col, const uint8_
 
 int bitt__pg_commit(bitt_backend *be, bitt_commit *c);
 /* Lone sets cs[0..n) (bitt__pg_lone_set) as one transaction: the locks of
- * every key, the stamp order lock, then for each in order its own
- * versionstamp and its upsert. All are written, each with its version, or
- * none. */
+ * every key, the stamp order lock, then for each in order its upsert,
+ * which takes its own versionstamp. All are written, each with its
+ * version, or none. */
 int bitt__pg_commit_sets(bitt_backend *be, bitt_commit *const *cs, size_t n);
 
 /* The statement that dead-letters a topic's expired last leases, to run

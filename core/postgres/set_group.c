@@ -9,13 +9,15 @@
  * running queues for the next one and sleeps; the thread that leads a group
  * takes every set queued meanwhile (at most GROUP_MAX) and runs them on one
  * connection as one pipeline in one implicit transaction
- * (bitt__pg_commit_sets): the locks of every key, then for each set in
- * order its own versionstamp and upsert. So each set keeps its own
- * versionstamp, a key's versions still increase in commit order, and a
- * reader sees all of a group or none of it, which a set is allowed to: each
- * took effect between its call and its return. A failure of the group is
- * each member's failure, with the same message; nothing of it was written.
- * A set that meets no running group runs at once, alone, as before.
+ * (bitt__pg_commit_sets): the locks of every key, the stamp order lock
+ * (commit.c), then for each set in order its upsert, which takes its own
+ * versionstamp. So each set keeps its own versionstamp, a key's versions
+ * still increase in commit order, the group's stamps are in commit order
+ * with every other commit's, and a reader sees all of a group or none of
+ * it, which a set is allowed to: each took effect between its call and its
+ * return. A failure of the group is each member's failure, with the same
+ * message; nothing of it was written. A set that meets no running group
+ * runs at once, alone, as before.
  *
  * When a leader is done it hands its turn to the first set queued since,
  * which leads the next group. Members wait on a condition of their own
