@@ -114,19 +114,48 @@ static void check_failure(const inj_case *k, const char *where, inj_mode mode, u
                  k->name, where, (unsigned long long)n, rc, want, code, message, needle);
 }
 
+/* A txn that lost an op keeps that refusal: the op again and the commit
+ * give its status and write nothing. */
+static void check_txn_failed(inj_ctx *c, const inj_case *k, const char *where, uint64_t n,
+                             int failed_rc, const bitt_buf *before, bitt_buf *after)
+{
+    int rc = k->call(c);
+    if (rc != failed_rc || !strstr(bitt_error_last(), "txn already failed"))
+        fail_msg("%s on %s: after failure #%llu the same op on that txn gave %d (%s), want %d "
+                 "(the txn already failed)",
+                 k->name, where, (unsigned long long)n, rc, bitt_error_last(), failed_rc);
+    rc = bitt_txn_commit(c->txn, NULL);
+    if (rc != failed_rc)
+        fail_msg("%s on %s: after failure #%llu the txn committed with %d (%s), want %d", k->name,
+                 where, (unsigned long long)n, rc, bitt_error_last(), failed_rc);
+    inj_snapshot(c->store, after);
+    if (!same(after, before))
+        fail_msg("%s on %s: the failed txn of failure #%llu wrote something", k->name, where,
+                 (unsigned long long)n);
+    bitt_txn_free(c->txn);
+    c->txn = NULL;
+    rc = k->prepare(c);
+    if (rc)
+        fail_msg("%s on %s: a new txn after failure #%llu: %d %s", k->name, where,
+                 (unsigned long long)n, rc, bitt_error_last());
+}
+
 /* After a failure the store still works: the same call, with nothing
- * armed, gives the clean run's status and state. */
-static void check_retry(inj_ctx *c, const inj_case *k, const char *where, uint64_t n,
-                        const bitt_buf *clean, bitt_buf *after)
+ * armed, gives the clean run's status and state (on a new txn when the
+ * failure failed the txn it was made on). */
+static void check_retry(inj_ctx *c, const inj_case *k, const char *where, uint64_t n, int failed_rc,
+                        const bitt_buf *clean, const bitt_buf *before, bitt_buf *after)
 {
     results_free(c);
+    if (k->after == INJ_AFTER_TXN_FAILED)
+        check_txn_failed(c, k, where, n, failed_rc, before, after);
     int rc = k->call(c);
-    int want = k->once ? BITT_EUSAGE : k->expect;
+    int want = k->after == INJ_AFTER_USED ? BITT_EUSAGE : k->expect;
     if (rc != want)
         fail_msg("%s on %s: after failure #%llu the same call gave %d (%s), want %d", k->name,
                  where, (unsigned long long)n, rc, bitt_error_last(), want);
     inj_snapshot(c->store, after);
-    if (!k->once && !same(after, clean))
+    if (k->after != INJ_AFTER_USED && !same(after, clean))
         fail_msg("%s on %s: after failure #%llu the same call left another state than the "
                  "clean run",
                  k->name, where, (unsigned long long)n);
@@ -193,7 +222,7 @@ void inj_run_case(const inj_case *k, const inj_target *target, inj_mode mode, in
             /* (a write the server already applied is not done again: its
              * state was checked above, the snapshot read it back) */
             if (!(maybe_applied && !same(&after, &before)))
-                check_retry(&c, k, where, n, &clean, &after);
+                check_retry(&c, k, where, n, rc, &clean, &before, &after);
         }
         ctx_free(&c);
         if (!hit)

@@ -42,6 +42,18 @@ typedef struct inj_ctx {
     bitt_buf buf;
 } inj_ctx;
 
+/* How a handle a failed call worked on behaves afterwards. */
+typedef enum inj_after {
+    /* It works again: the same call gives expect and the clean state. */
+    INJ_AFTER_RETRY = 0,
+    /* The call used it up (a txn commits once): again is BITT_EUSAGE. */
+    INJ_AFTER_USED = 1,
+    /* A txn op: the refusal fails the txn, so again it gives the same
+     * status, the commit gives it too and writes nothing; a new txn
+     * gives expect. */
+    INJ_AFTER_TXN_FAILED = 2,
+} inj_after;
+
 typedef struct inj_case {
     const char *name;
     /* The public functions this case's call makes, space-separated. */
@@ -52,9 +64,8 @@ typedef struct inj_case {
     int (*call)(inj_ctx *c);
     /* The status of the call when nothing fails. */
     int expect;
-    /* 1 when the call uses up what it works on (a txn commits once): the
-     * same call again after a failure is BITT_EUSAGE instead of expect. */
-    int once;
+    /* What the same call gives when made again after a failure. */
+    inj_after after;
 } inj_case;
 
 extern const inj_case inj_kv_cases[];
