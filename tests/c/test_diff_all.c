@@ -152,8 +152,8 @@ static void open_server(diff_ctx *c, ct_backend b, const char *phase, const char
     snprintf(url, sizeof url, "%s%c%s=tda_%ld_%lld_%s&%s", base, strchr(base, '?') ? '&' : '?',
              b == CT_POSTGRES ? "schema" : "prefix", (long)getpid(), (long long)time(NULL), phase,
              options);
-    if (b == CT_POSTGRES)
-        c->ordered_versions[c->n] = 1; /* a sequence: failed commits skip numbers */
+    if (b == CT_POSTGRES) /* sequences: failed commits skip numbers */
+        c->ordered_versions[c->n] = c->ordered_ids[c->n] = 1;
     open_store(c, ct_backend_name(b), url);
 }
 

@@ -63,6 +63,12 @@ typedef struct diff_ctx {
         uint64_t *ref, *got;
         size_t count, cap;
     } vmap[DIFF_MAX_STORES];
+    /* Stores whose queue message ids need only keep the reference's order
+     * (a PostgreSQL sequence skips the ids of a failed commit's enqueues).
+     * For them, every reference id seen so far and the store's id of the
+     * same message, sorted by the reference's. */
+    int ordered_ids[DIFF_MAX_STORES];
+    struct diff_vmap idmap[DIFF_MAX_STORES];
 
     /* Refused calls and edge values too (off: the seeds of the other users
      * keep their runs). max_key and max_value are the stores' limits
@@ -115,7 +121,26 @@ void diff_same_version(diff_ctx *c, const uint64_t *ver, const char *what);
 uint64_t diff_version_for(diff_ctx *c, int i, uint64_t ref);
 void diff_same_entry(diff_ctx *c, bitt_entry *const *e, const char *what);
 void diff_same_entries(diff_ctx *c, bitt_entries *const *e, const char *what);
-void diff_same_messages(diff_ctx *c, bitt_messages *const *l, const char *what);
+/* queue: 1 for queue messages (their ids go through the id maps). */
+void diff_same_messages(diff_ctx *c, bitt_messages *const *l, int queue, const char *what);
+
+/* ---- queue message ids (diff_ids.c) --------------------------------------- */
+
+/* Store i's id of the reference's message ref is got: learns it (the same
+ * id, or on an ordered store an id in the same order as every other). */
+void diff_same_id(diff_ctx *c, int i, uint64_t ref, uint64_t got, const char *what);
+/* Store i's id for the reference's id ref: the store's id of that message,
+ * or ref itself when no map has it (an id no store made). */
+uint64_t diff_id_for(const diff_ctx *c, int i, uint64_t ref);
+/* An id no message reaches, for a call on a message that exists nowhere. */
+#define DIFF_NO_ID (UINT64_C(1) << 40)
+/* 1 when every ordered store knows its id for ref (0 and DIFF_NO_ID stand
+ * for themselves). */
+int diff_id_known(const diff_ctx *c, uint64_t ref);
+/* The first index of m whose ref is ref or more (m->count: none). */
+size_t diff_vmap_lower(const struct diff_vmap *m, uint64_t ref);
+/* Puts (ref, got) at index at of m. */
+void diff_vmap_insert(diff_ctx *c, struct diff_vmap *m, size_t at, uint64_t ref, uint64_t got);
 
 /* ---- edges (diff_edges.c): each returns usual unless c->edges, and then
  * mostly usual too, so that the runs still reach deep states ------------- */

@@ -38,6 +38,9 @@ void diff_free(diff_ctx *c)
         free(c->vmap[i].ref);
         free(c->vmap[i].got);
         c->vmap[i] = (struct diff_vmap){0};
+        free(c->idmap[i].ref);
+        free(c->idmap[i].got);
+        c->idmap[i] = (struct diff_vmap){0};
     }
     free(c->token);
     free(c->stale);
@@ -158,17 +161,8 @@ static void same_num(diff_ctx *c, int i, int64_t a, int64_t b, const char *what,
 /* The index of ref in store i's map, or -1. */
 static long vmap_find(const struct diff_vmap *m, uint64_t ref)
 {
-    size_t lo = 0, hi = m->count;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (m->ref[mid] == ref)
-            return (long)mid;
-        if (m->ref[mid] < ref)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
+    size_t at = diff_vmap_lower(m, ref);
+    return at < m->count && m->ref[at] == ref ? (long)at : -1;
 }
 
 static void vmap_add(diff_ctx *c, int i, uint64_t ref, uint64_t got, const char *what)
@@ -179,20 +173,7 @@ static void vmap_add(diff_ctx *c, int i, uint64_t ref, uint64_t got, const char 
                   what, c->names[i], (unsigned long long)got,
                   (unsigned long long)m->got[m->count - 1], c->names[0], (unsigned long long)ref,
                   (unsigned long long)m->ref[m->count - 1]);
-    if (m->count == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 256;
-        uint64_t *r = realloc(m->ref, cap * sizeof *r);
-        if (r)
-            m->ref = r;
-        uint64_t *g = realloc(m->got, cap * sizeof *g);
-        if (g)
-            m->got = g;
-        if (!r || !g)
-            diff_fail(c, "out of memory");
-        m->cap = cap;
-    }
-    m->ref[m->count] = ref;
-    m->got[m->count++] = got;
+    diff_vmap_insert(c, m, m->count, ref, got);
 }
 
 void diff_same_version(diff_ctx *c, const uint64_t *ver, const char *what)
@@ -271,10 +252,13 @@ void diff_same_entries(diff_ctx *c, bitt_entries *const *e, const char *what)
     }
 }
 
-static void message_vs(diff_ctx *c, int i, const bitt_message *x, const bitt_message *y,
+static void message_vs(diff_ctx *c, int i, const bitt_message *x, const bitt_message *y, int queue,
                        const char *what)
 {
-    same_num(c, i, (int64_t)bitt_message_id(x), (int64_t)bitt_message_id(y), what, "id");
+    if (queue)
+        diff_same_id(c, i, bitt_message_id(x), bitt_message_id(y), what);
+    else
+        same_num(c, i, (int64_t)bitt_message_id(x), (int64_t)bitt_message_id(y), what, "id");
     same_str(c, i, bitt_message_topic(x), bitt_message_topic(y), what, "topic");
     size_t xl, yl;
     const uint8_t *xp = bitt_message_payload(x, &xl), *yp = bitt_message_payload(y, &yl);
@@ -304,13 +288,13 @@ static void utf8_error(diff_ctx *c, int i, const bitt_message *m, const char *wh
                   c->names[i], at - 1, len, show((const uint8_t *)e, len, buf, sizeof buf));
 }
 
-void diff_same_messages(diff_ctx *c, bitt_messages *const *l, const char *what)
+void diff_same_messages(diff_ctx *c, bitt_messages *const *l, int queue, const char *what)
 {
     for (int i = 1; i < c->n; i++) {
         same_num(c, i, (int64_t)bitt_messages_count(l[0]), (int64_t)bitt_messages_count(l[i]), what,
                  "count");
         for (size_t j = 0; j < bitt_messages_count(l[0]); j++)
-            message_vs(c, i, bitt_messages_at(l[0], j), bitt_messages_at(l[i], j), what);
+            message_vs(c, i, bitt_messages_at(l[0], j), bitt_messages_at(l[i], j), queue, what);
     }
     for (int i = 0; c->edges && i < c->n; i++)
         for (size_t j = 0; j < bitt_messages_count(l[i]); j++)

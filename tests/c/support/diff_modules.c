@@ -14,13 +14,15 @@ static const char *const g_dedups[] = {NULL, "d1", "d2"};
 static const char *const g_errors[] = {NULL, "boom", ""};
 
 /* Mostly the ids of the latest deliveries, so acks, nacks and extends hit
- * a message that is leased (or was, a moment ago). */
+ * a message that is leased (or was, a moment ago). An id that an ordered
+ * store has not shown yet (a txn's enqueue, never delivered) has no known
+ * counterpart there: then a message that exists nowhere. */
 static uint64_t pick_id(diff_ctx *c)
 {
     uint64_t id = c->recent[diff_rnd(c, 8)];
     if (!id || diff_rnd(c, 5) == 0)
         id = 1 + diff_rnd(c, (uint32_t)c->max_id);
-    return id;
+    return diff_id_known(c, id) ? id : DIFF_NO_ID;
 }
 
 static void same_u64(diff_ctx *c, const uint64_t *v, const char *what, const char *field)
@@ -52,7 +54,8 @@ static void enqueue(diff_ctx *c, const char *topic)
     for (int i = 0; i < c->n; i++)
         rc[i] = bitt_queue_enqueue(c->s[i], topic, payload, len, kind, &o, &id[i]);
     diff_same_rc(c, rc, "enqueue");
-    same_u64(c, id, "enqueue", "id");
+    for (int i = 1; i < c->n; i++)
+        diff_same_id(c, i, id[0], id[i], "enqueue");
     if (id[0] > c->max_id)
         c->max_id = id[0];
 }
@@ -69,11 +72,11 @@ static void dequeue(diff_ctx *c, const char *topic)
         rc[i] = bitt_queue_dequeue(c->s[i], topic, &o, &l[i]);
     diff_same_rc(c, rc, "dequeue");
     if (!rc[0]) {
-        diff_same_messages(c, l, "dequeue");
+        diff_same_messages(c, l, 1, "dequeue");
         for (int i = 0; i < c->n; i++) {
             for (size_t j = 0; j < bitt_messages_count(l[i]); j++) {
                 const bitt_message *m = bitt_messages_at(l[i], j);
-                uint64_t id = bitt_message_id(m);
+                uint64_t id = bitt_message_id(bitt_messages_at(l[0], j)); /* the reference's */
                 if (i == 0)
                     c->recent[diff_rnd(c, 8)] = id;
                 if (id < DIFF_MAX_IDS) {
@@ -102,18 +105,18 @@ static void settle(diff_ctx *c, const char *topic)
     uint32_t how = diff_rnd(c, 3);
     if (how == 0) {
         for (int i = 0; i < c->n; i++)
-            rc[i] = bitt_queue_ack(c->s[i], topic, id, tok[i]);
+            rc[i] = bitt_queue_ack(c->s[i], topic, diff_id_for(c, i, id), tok[i]);
         diff_same_rc(c, rc, "ack");
     } else if (how == 1) {
         const char *err = diff_edge_error(c, g_errors[diff_rnd(c, 3)]);
         int64_t delay = diff_edge_duration(c, diff_rnd(c, 2) ? -1 : (int64_t)diff_rnd(c, 50), 0);
         for (int i = 0; i < c->n; i++)
-            rc[i] = bitt_queue_nack(c->s[i], topic, id, tok[i], err, delay);
+            rc[i] = bitt_queue_nack(c->s[i], topic, diff_id_for(c, i, id), tok[i], err, delay);
         diff_same_rc(c, rc, "nack");
     } else {
         int64_t lease = diff_edge_duration(c, diff_rnd(c, 4) == 0 ? 0 : diff_rnd(c, 80), 0);
         for (int i = 0; i < c->n; i++)
-            rc[i] = bitt_queue_extend(c->s[i], topic, id, tok[i], lease);
+            rc[i] = bitt_queue_extend(c->s[i], topic, diff_id_for(c, i, id), tok[i], lease);
         diff_same_rc(c, rc, "extend");
     }
 }
@@ -151,10 +154,10 @@ static void dead(diff_ctx *c, const char *topic, uint32_t op)
         uint64_t after = diff_rnd(c, 3) ? 0 : pick_id(c);
         uint32_t limit = diff_edge_limit(c, diff_rnd(c, 4));
         for (int i = 0; i < c->n; i++)
-            rc[i] = bitt_queue_dead_list(c->s[i], topic, after, limit, &l[i]);
+            rc[i] = bitt_queue_dead_list(c->s[i], topic, diff_id_for(c, i, after), limit, &l[i]);
         diff_same_rc(c, rc, "dead list");
         if (!rc[0])
-            diff_same_messages(c, l, "dead list");
+            diff_same_messages(c, l, 1, "dead list");
         for (int i = 0; i < c->n; i++)
             bitt_messages_free(l[i]);
         return;
@@ -162,8 +165,8 @@ static void dead(diff_ctx *c, const char *topic, uint32_t op)
     const char *what = op < 95 ? "dead retry" : "dead delete";
     uint64_t id = diff_rnd(c, 3) ? pick_id(c) : 0, count[N] = {0};
     for (int i = 0; i < c->n; i++)
-        rc[i] = op < 95 ? bitt_queue_dead_retry(c->s[i], topic, id, &count[i])
-                        : bitt_queue_dead_delete(c->s[i], topic, id, &count[i]);
+        rc[i] = op < 95 ? bitt_queue_dead_retry(c->s[i], topic, diff_id_for(c, i, id), &count[i])
+                        : bitt_queue_dead_delete(c->s[i], topic, diff_id_for(c, i, id), &count[i]);
     diff_same_rc(c, rc, what);
     same_u64(c, count, what, "count");
 }
@@ -336,7 +339,7 @@ static void outbox_step(diff_ctx *c)
     same_u64(c, n, what, "n");
     same_u64(c, m, what, "m");
     if (l[0])
-        diff_same_messages(c, l, what);
+        diff_same_messages(c, l, 0, what);
     if (c->edges && op == 0 && rc[0] == BITT_OK)
         c->seqs[diff_rnd(c, 4)] = n[0];
     for (size_t j = 0; c->edges && op == 1 && l[0] && j < bitt_messages_count(l[0]); j++)
