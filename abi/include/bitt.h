@@ -469,7 +469,9 @@ typedef struct bitt_enqueue_options {
 BITT_API int bitt_enqueue_options_init(bitt_enqueue_options *opts, unsigned int version);
 
 /* Enqueues payload on topic; opts may be NULL. BITT_OK with the new id, or
- * BITT_EXISTS with the id of the live message holding the dedup key. */
+ * BITT_EXISTS with the id of the live message holding the dedup key. Ids
+ * are unique in the store and grow in enqueue order; they need not be
+ * consecutive (on PostgreSQL a failed commit's enqueues skip theirs). */
 BITT_API int bitt_queue_enqueue(bitt_store *store, const char *topic, const void *payload,
                                 size_t payload_len, int kind, const bitt_enqueue_options *opts,
                                 uint64_t *id_out);

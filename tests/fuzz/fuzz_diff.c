@@ -83,7 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     open_store(&c, "memory", "memory:?" OPTIONS);
     open_store(&c, "sqlite", "sqlite::memory:?" OPTIONS);
     if (server_url("BITT_TEST_POSTGRES_URL", "schema", url, sizeof url)) {
-        c.ordered_versions[c.n] = 1; /* a sequence: failed commits skip numbers */
+        c.ordered_versions[c.n] = c.ordered_ids[c.n] =
+            1; /* sequences: failed commits skip numbers */
         open_store(&c, "postgres", url);
     }
     if (server_url("BITT_TEST_REDIS_URL", "prefix", url, sizeof url))
