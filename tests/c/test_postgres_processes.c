@@ -135,7 +135,7 @@ static char *fresh_url(char *url, size_t size, const char *extra)
     snprintf(s, 64, "t_%ld_%d", (long)getpid(), serial++);
     /* The children connect all at once; under valgrind (scripts/test-valgrind)
      * that can take longer than the default connect_timeout of 10 s. */
-    snprintf(url, size, "%s?schema=%s&connect_timeout=60%s%s", g_url, s, extra ? "&" : "",
+    snprintf(url, size, "%s?schema=%s&connect_timeout=300%s%s", g_url, s, extra ? "&" : "",
              extra ? extra : "");
     return url;
 }

@@ -116,8 +116,10 @@ typedef struct fixture {
 static bitt_store *store_open(const fixture *f, const char *options)
 {
     char url[1024];
-    snprintf(url, sizeof url, "%s?schema=%s&application_name=%s%s", g_url, f->schema, f->app,
-             options);
+    /* connect_timeout=300: a pool of 16 opening at once under valgrind, on
+     * a busy machine, can wait longer than the default 10 s for the server */
+    snprintf(url, sizeof url, "%s?schema=%s&application_name=%s&connect_timeout=300%s", g_url,
+             f->schema, f->app, options);
     bitt_store *s = NULL;
     int rc = bitt_store_open(url, &s);
     if (rc)
