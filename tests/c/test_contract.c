@@ -7,7 +7,8 @@
  * leaves backends out on purpose. One cmocka test per (case, backend).
  *
  *   test_contract [FILTER]   runs only the cases whose "file/name" contains
- *                            FILTER (also read from $BITT_CONTRACT_FILTER)
+ *                            FILTER (also read from $BITT_CONTRACT_FILTER);
+ *                            !FILTER: all but those
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,7 +73,8 @@ int main(int argc, char **argv)
         size_t len = strlen(c->file) + strlen(c->name) + 2;
         char *full = malloc(len);
         snprintf(full, len, "%s/%s", c->file, c->name);
-        if (filter && *filter && !strstr(full, filter)) {
+        if (filter && *filter &&
+            (*filter == '!' ? strstr(full, filter + 1) != NULL : !strstr(full, filter))) {
             free(full);
             continue;
         }
