@@ -139,6 +139,8 @@ uint64_t diff_id_for(const diff_ctx *c, int i, uint64_t ref);
 int diff_id_known(const diff_ctx *c, uint64_t ref);
 /* The first index of m whose ref is ref or more (m->count: none). */
 size_t diff_vmap_lower(const struct diff_vmap *m, uint64_t ref);
+/* The index of ref in m, or -1. */
+long diff_vmap_find(const struct diff_vmap *m, uint64_t ref);
 /* Puts (ref, got) at index at of m. */
 void diff_vmap_insert(diff_ctx *c, struct diff_vmap *m, size_t at, uint64_t ref, uint64_t got);
 

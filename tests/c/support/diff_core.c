@@ -158,13 +158,6 @@ static void same_num(diff_ctx *c, int i, int64_t a, int64_t b, const char *what,
                   c->names[0], (long long)a);
 }
 
-/* The index of ref in store i's map, or -1. */
-static long vmap_find(const struct diff_vmap *m, uint64_t ref)
-{
-    size_t at = diff_vmap_lower(m, ref);
-    return at < m->count && m->ref[at] == ref ? (long)at : -1;
-}
-
 static void vmap_add(diff_ctx *c, int i, uint64_t ref, uint64_t got, const char *what)
 {
     struct diff_vmap *m = &c->vmap[i];
@@ -190,10 +183,10 @@ uint64_t diff_version_for(diff_ctx *c, int i, uint64_t ref)
 {
     if (!c->ordered_versions[i] || !ref)
         return ref;
-    long at = vmap_find(&c->vmap[i], ref);
+    long at = diff_vmap_find(&c->vmap[i], ref);
     if (at >= 0)
         return c->vmap[i].got[at];
-    at = vmap_find(&c->vmap[i], ref - 1);
+    at = diff_vmap_find(&c->vmap[i], ref - 1);
     return at >= 0 ? c->vmap[i].got[at] + 1 : ref;
 }
 
@@ -203,7 +196,7 @@ static void version_vs(diff_ctx *c, int i, uint64_t a, uint64_t b, const char *w
         same_num(c, i, (int64_t)a, (int64_t)b, what, "version");
         return;
     }
-    long at = vmap_find(&c->vmap[i], a);
+    long at = diff_vmap_find(&c->vmap[i], a);
     if (at < 0 || c->vmap[i].got[at] != b)
         diff_fail(c, "%s: version: %s gave %llu, %s gave %llu (%s there)", what, c->names[i],
                   (unsigned long long)b, c->names[0], (unsigned long long)a,

@@ -25,6 +25,12 @@ size_t diff_vmap_lower(const struct diff_vmap *m, uint64_t ref)
     return lo;
 }
 
+long diff_vmap_find(const struct diff_vmap *m, uint64_t ref)
+{
+    size_t at = diff_vmap_lower(m, ref);
+    return at < m->count && m->ref[at] == ref ? (long)at : -1;
+}
+
 void diff_vmap_insert(diff_ctx *c, struct diff_vmap *m, size_t at, uint64_t ref, uint64_t got)
 {
     if (m->count == m->cap) {
@@ -76,20 +82,16 @@ uint64_t diff_id_for(const diff_ctx *c, int i, uint64_t ref)
 {
     if (!c->ordered_ids[i])
         return ref;
-    const struct diff_vmap *m = &c->idmap[i];
-    size_t at = diff_vmap_lower(m, ref);
-    return at < m->count && m->ref[at] == ref ? m->got[at] : ref;
+    long at = diff_vmap_find(&c->idmap[i], ref);
+    return at >= 0 ? c->idmap[i].got[at] : ref;
 }
 
 int diff_id_known(const diff_ctx *c, uint64_t ref)
 {
     if (!ref || ref == DIFF_NO_ID)
         return 1;
-    for (int i = 1; i < c->n; i++) {
-        const struct diff_vmap *m = &c->idmap[i];
-        size_t at = diff_vmap_lower(m, ref);
-        if (c->ordered_ids[i] && !(at < m->count && m->ref[at] == ref))
+    for (int i = 1; i < c->n; i++)
+        if (c->ordered_ids[i] && diff_vmap_find(&c->idmap[i], ref) < 0)
             return 0;
-    }
     return 1;
 }
