@@ -1254,6 +1254,18 @@ int bittw_queue_dequeue(bitt_store *store, const char *topic, uint32_t limit, in
     return bitt_queue_dequeue(store, topic, &o, out);
 }
 
+/* The same, ended early by cancel (may be NULL; see bitt_cancel in bitt.h). */
+int bittw_queue_dequeue_cancel(bitt_store *store, const char *topic, uint32_t limit,
+                               int64_t lease_ms, int64_t wait_ms, bitt_cancel *cancel,
+                               bitt_messages **out)
+{
+    bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
+    o.limit = limit;
+    o.lease_ms = lease_ms;
+    o.wait_ms = wait_ms;
+    return bitt_queue_dequeue_cancel(store, topic, &o, cancel, out);
+}
+
 int bittw_queue_stats(bitt_store *store, const char *topic, bitt_queue_stats *stats_out)
 {
     return bitt_queue_stats_get(store, topic, stats_out);
@@ -1289,6 +1301,7 @@ int bittw_schedule_list(bitt_store *store, bitt_schedule ***list_out, size_t *co
 %ignore bitt_queue_enqueue;
 %ignore bitt_txn_enqueue;
 %ignore bitt_queue_dequeue;
+%ignore bitt_queue_dequeue_cancel;
 %ignore bitt_queue_stats;
 %ignore bitt_queue_stats_get;
 %ignore bitt_schedule_list;

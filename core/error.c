@@ -29,6 +29,7 @@ const char *bitt_strerror(int status)
     case BITT_EUNSUPPORTED: return "not supported by this backend";
     case BITT_ETOKEN: return "stale ack token";
     case BITT_ELEASELOST: return "lease lost";
+    case BITT_ECANCELED: return "cancelled";
     default: return "unknown status";
     }
 }

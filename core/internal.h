@@ -371,6 +371,9 @@ uint64_t bitt__notify_generation(void);
 void bitt__notify_all(void);
 /* Waits until the generation differs from seen, or max_ms passed. */
 void bitt__notify_wait(uint64_t seen, int64_t max_ms);
+/* The wait slices of a cancellable wait (core/cancel.c): 1 when cancel
+ * (may be NULL) has fired, with BITT_ECANCELED set as the last error. */
+int bitt__cancelled(const bitt_cancel *cancel, const char *what);
 /* How a wait loop sleeps between two looks at the store: the backend's
  * wait_remote when it has one, else bitt__notify_wait up to 50 ms. */
 void bitt__store_wait(bitt_store *store, uint64_t seen, int64_t left_ms);
@@ -538,9 +541,17 @@ typedef struct bitt_backend_ops {
      * calls never block on another call of the same thread (no shared
      * lock held across a wait). NULL or 0: calls must run on threads. */
     size_t (*io_slots)(bitt_backend *be);
+
+    /* ---- version 5 ----------------------------------------------------
+     * As queue_extend (same token and lease checks, after the sweep), but
+     * the delivery is given back unseen: processing -> pending at
+     * now + delay_ms, attempts - 1, token and lease cleared, error kept
+     * as it was. */
+    int (*queue_snooze)(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                        const char *token, int64_t delay_ms);
 } bitt_backend_ops;
 
-#define BITT_BACKEND_OPS_VERSION 4
+#define BITT_BACKEND_OPS_VERSION 5
 
 extern const bitt_backend_ops bitt__memory_backend;
 extern const bitt_backend_ops bitt__sqlite_backend;

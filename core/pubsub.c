@@ -116,6 +116,12 @@ static int fetch(bitt_sub *sub)
 
 int bitt_pubsub_next(bitt_sub *sub, int64_t timeout_ms, bitt_message **out)
 {
+    return bitt_pubsub_next_cancel(sub, timeout_ms, NULL, out);
+}
+
+int bitt_pubsub_next_cancel(bitt_sub *sub, int64_t timeout_ms, bitt_cancel *cancel,
+                            bitt_message **out)
+{
     bitt__error_reset();
     if (!sub || !out)
         return bitt__fail(BITT_EINVAL, "sub and out must not be NULL");
@@ -125,6 +131,8 @@ int bitt_pubsub_next(bitt_sub *sub, int64_t timeout_ms, bitt_message **out)
         return rc;
     int64_t deadline = bitt__monotonic_ms() + timeout_ms;
     for (;;) {
+        if (bitt__cancelled(cancel, "subscription wait"))
+            return BITT_ECANCELED;
         if ((*out = take_buffered(sub)))
             return BITT_OK;
         uint64_t seen = bitt__notify_generation();

@@ -108,8 +108,27 @@ static int claim_once(bitt_store *store, const char *topic, size_t limit, int64_
     return rc;
 }
 
-int bitt_queue_dequeue(bitt_store *store, const char *topic, const bitt_dequeue_options *opts,
-                       bitt_messages **out)
+/* Gives back, unseen, what a cancelled dequeue claimed. If a hand-back
+ * fails (the server went away) that message waits out its lease. */
+static void hand_back(bitt_store *store, const char *topic, bitt_messages *list)
+{
+    for (size_t i = 0; i < list->count; i++) {
+        const bitt_message *m = list->items[i];
+        bitt_time t;
+        bitt__store_enter(store, &t);
+        if (store->ops->queue_snooze)
+            store->ops->queue_snooze(store->be, &t, topic, m->id, m->token, 0);
+        else
+            store->ops->queue_extend(store->be, &t, topic, m->id, m->token, 0);
+        bitt__store_leave(store);
+    }
+    if (list->count)
+        bitt__notify_all();
+}
+
+int bitt_queue_dequeue_cancel(bitt_store *store, const char *topic,
+                              const bitt_dequeue_options *opts, bitt_cancel *cancel,
+                              bitt_messages **out)
 {
     bitt__error_reset();
     if (!out)
@@ -142,8 +161,18 @@ int bitt_queue_dequeue(bitt_store *store, const char *topic, const bitt_dequeue_
         return BITT_ENOMEM;
     int64_t deadline = bitt__monotonic_ms() + o.wait_ms;
     for (;;) {
+        if (bitt__cancelled(cancel, "dequeue")) {
+            rc = BITT_ECANCELED;
+            break;
+        }
         uint64_t seen = bitt__notify_generation();
         rc = claim_once(store, topic, limit, lease_ms, list);
+        if (!rc && list->count && bitt_cancel_fired(cancel)) {
+            /* The token fired while the claim ran: the caller has gone. */
+            hand_back(store, topic, list);
+            bitt__cancelled(cancel, "dequeue");
+            rc = BITT_ECANCELED;
+        }
         if (rc || list->count || !o.wait_ms)
             break;
         int64_t left = deadline - bitt__monotonic_ms();
@@ -157,6 +186,12 @@ int bitt_queue_dequeue(bitt_store *store, const char *topic, const bitt_dequeue_
     }
     *out = list;
     return BITT_OK;
+}
+
+int bitt_queue_dequeue(bitt_store *store, const char *topic, const bitt_dequeue_options *opts,
+                       bitt_messages **out)
+{
+    return bitt_queue_dequeue_cancel(store, topic, opts, NULL, out);
 }
 
 static int check_delivery(const bitt_store *store, const char *topic, uint64_t id,
@@ -288,6 +323,26 @@ int bitt_queue_extend(bitt_store *store, const char *topic, uint64_t id, const c
     rc = store->ops->queue_extend(store->be, &t, topic, id, token, lease_ms);
     bitt__store_leave(store);
     if (!rc && !lease_ms)
+        bitt__notify_all();
+    return rc;
+}
+
+int bitt_queue_snooze(bitt_store *store, const char *topic, uint64_t id, const char *token,
+                      int64_t delay_ms)
+{
+    bitt__error_reset();
+    int rc = check_delivery(store, topic, id, token);
+    if (!rc)
+        rc = bitt__check_duration(delay_ms, 0, "snooze delay");
+    if (!rc && !store->ops->queue_snooze)
+        rc = bitt__unsupported(store, "queue snooze");
+    if (rc)
+        return rc;
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    rc = store->ops->queue_snooze(store->be, &t, topic, id, token, delay_ms);
+    bitt__store_leave(store);
+    if (!rc && !delay_ms)
         bitt__notify_all();
     return rc;
 }

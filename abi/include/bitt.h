@@ -56,15 +56,15 @@ extern "C" {
 #endif
 
 #define BITT_VERSION_MAJOR 0
-#define BITT_VERSION_MINOR 4
+#define BITT_VERSION_MINOR 5
 #define BITT_VERSION_PATCH 0
-#define BITT_VERSION_STRING "0.4.0"
+#define BITT_VERSION_STRING "0.5.0"
 /* MAJOR * 1000000 + MINOR * 1000 + PATCH: compare the header you built with
  * against bitt_version_number() of the library you loaded. */
 #define BITT_VERSION_NUMBER                                                                        \
     (BITT_VERSION_MAJOR * 1000000 + BITT_VERSION_MINOR * 1000 + BITT_VERSION_PATCH)
 
-/* The loaded library's version, a static string such as "0.4.0". */
+/* The loaded library's version, a static string such as "0.5.0". */
 BITT_API const char *bitt_version(void);
 /* The loaded library's BITT_VERSION_NUMBER. */
 BITT_API int bitt_version_number(void);
@@ -91,6 +91,7 @@ BITT_API int bitt_version_number(void);
 #define BITT_EUNSUPPORTED (-13) /* the backend cannot do this */
 #define BITT_ETOKEN (-14)       /* an ack token is stale: its lease ended or moved on */
 #define BITT_ELEASELOST (-15)   /* the caller does not hold the lease (owner/epoch) */
+#define BITT_ECANCELED (-16)    /* a wait was cancelled through its bitt_cancel */
 
 /* A static, never-NULL description of a status code ("conflict", ...). */
 BITT_API const char *bitt_strerror(int status);
@@ -430,6 +431,30 @@ BITT_API size_t bitt_messages_count(const bitt_messages *list);
 BITT_API const bitt_message *bitt_messages_at(const bitt_messages *list, size_t i);
 BITT_API void bitt_messages_free(bitt_messages *list);
 
+/* ---- cancellation --------------------------------------------------------- */
+/*
+ * A cancel token ends waits from another thread, in the spirit of
+ * sqlite3_interrupt but for one wait rather than a whole connection: a
+ * binding makes one per cancellable call (an asyncio task, an AbortSignal,
+ * a Go context), passes it to the *_cancel form of a waiting call, and fires
+ * it when the caller gives up. A wait whose token is fired before or while
+ * it runs returns BITT_ECANCELED within one wait slice (waits look at their
+ * store at least every 50 ms; a wait in this process's memory or SQLite
+ * store wakes at once), and has taken nothing: a dequeue that claimed
+ * messages as the token fired hands them back unseen (bitt_queue_snooze with
+ * no delay: no attempt used). A token stays fired until reset, so one token
+ * can end several calls. bitt_cancel_fire is safe from any thread at any
+ * time, also while a call uses the token; free it only when no call does.
+ */
+typedef struct bitt_cancel bitt_cancel;
+
+BITT_API int bitt_cancel_new(bitt_cancel **out);
+BITT_API void bitt_cancel_fire(bitt_cancel *cancel);
+/* 1 once fired (until reset), else 0; 0 for NULL. */
+BITT_API int bitt_cancel_fired(const bitt_cancel *cancel);
+BITT_API void bitt_cancel_reset(bitt_cancel *cancel);
+BITT_API void bitt_cancel_free(bitt_cancel *cancel);
+
 /* ---- queue ---------------------------------------------------------------- */
 /*
  * A message is pending (claimable), delayed (claimable from a later time),
@@ -497,6 +522,11 @@ BITT_API int bitt_dequeue_options_init(bitt_dequeue_options *opts, unsigned int 
  * mutex is not held while waiting. */
 BITT_API int bitt_queue_dequeue(bitt_store *store, const char *topic,
                                 const bitt_dequeue_options *opts, bitt_messages **out);
+/* bitt_queue_dequeue that cancel (may be NULL) can end: BITT_ECANCELED,
+ * *out NULL and nothing leased when it fires before the call returns. */
+BITT_API int bitt_queue_dequeue_cancel(bitt_store *store, const char *topic,
+                                       const bitt_dequeue_options *opts, bitt_cancel *cancel,
+                                       bitt_messages **out);
 /* Finishes a delivery: the message is deleted. */
 BITT_API int bitt_queue_ack(bitt_store *store, const char *topic, uint64_t id, const char *token);
 /* Finishes many deliveries of topic in one transaction (one round trip on
@@ -526,6 +556,13 @@ BITT_API int bitt_queue_nack(bitt_store *store, const char *topic, uint64_t id, 
 /* The lease now ends lease_ms from now (0 hands the message back now). */
 BITT_API int bitt_queue_extend(bitt_store *store, const char *topic, uint64_t id, const char *token,
                                int64_t lease_ms);
+/* Gives a delivery back unseen, claimable again delay_ms from now (0 = at
+ * once, as a wait's hand-back; River's snooze): unlike nack it uses no
+ * attempt (the delivery is not counted) and records no error, so it never
+ * dead-letters. Needs the current token of a live lease (BITT_ETOKEN
+ * otherwise, and nothing changes). */
+BITT_API int bitt_queue_snooze(bitt_store *store, const char *topic, uint64_t id, const char *token,
+                               int64_t delay_ms);
 
 /* Dead letters of topic in id order, after after_id, at most limit (0 =
  * 100, at most 1000). */
@@ -647,6 +684,11 @@ BITT_API int bitt_pubsub_subscribe(bitt_store *store, const char *channel, bitt_
 /* The next message: BITT_OK with *out (free with bitt_message_free), or
  * BITT_NOTFOUND when none came within timeout_ms (0 = do not wait). */
 BITT_API int bitt_pubsub_next(bitt_sub *sub, int64_t timeout_ms, bitt_message **out);
+/* bitt_pubsub_next that cancel (may be NULL) can end: BITT_ECANCELED with
+ * *out NULL when it fires first; no message is lost (a message not handed
+ * out stays for the next call). */
+BITT_API int bitt_pubsub_next_cancel(bitt_sub *sub, int64_t timeout_ms, bitt_cancel *cancel,
+                                     bitt_message **out);
 BITT_API void bitt_pubsub_close(bitt_sub *sub);
 
 /* ---- budgets -------------------------------------------------------------- */
