@@ -312,6 +312,20 @@ void ct_exec(bitt_store *s, const ct_op *op, ct_result *r)
         rc = bitt_kv_take(s, arg(&op->key), op->key.n, &e);
         exec_entry(r, rc, e, "bitt_kv_take");
         break;
+    case OP_ROUNDTRIP: {
+        /* What a binding does with a decoded value; in C the value is its
+         * bytes and kind, so they go back as they came. */
+        rc = bitt_kv_get(s, arg(&op->key), op->key.n, &e);
+        if (rc == BITT_OK) {
+            size_t n = 0;
+            const void *v = bitt_entry_value(e, &n);
+            rc = bitt_kv_set(s, arg(&op->key), op->key.n, v, n, bitt_entry_kind(e), 0, NULL);
+        }
+        bitt_entry_free(e);
+        e = NULL;
+        r->status = rc;
+        break;
+    }
     case OP_GET_MANY: {
         const void **ptrs = calloc(op->nkeys + 1, sizeof *ptrs);
         size_t *lens = calloc(op->nkeys + 1, sizeof *lens);

@@ -52,6 +52,7 @@ enum ct_opcode {
     OP_TUPLE_ORDER,
     OP_PARALLEL,
     OP_STORE_OPEN,
+    OP_ROUNDTRIP,
     /* the 0.2 modules (contract_modules_*.c) */
     OP_Q_ENQUEUE,
     OP_Q_DEQUEUE,

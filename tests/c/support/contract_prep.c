@@ -59,6 +59,7 @@ static const struct {
     {"tuple.order", OP_TUPLE_ORDER, A_TUPLES},
     {"parallel", OP_PARALLEL, A_PAR},
     {"store.open", OP_STORE_OPEN, A_OPEN},
+    {"kv.roundtrip", OP_ROUNDTRIP, A_KEY},
 };
 
 static int required(ct_run *run, const js_value *v, const char *name)
@@ -404,6 +405,7 @@ int ct_prepare(ct_run *run, const js_value *step, ct_op *op, int inner)
     case OP_GET:
     case OP_TAKE:
     case OP_DELETE:
+    case OP_ROUNDTRIP:
     case OP_TUPLE_DECODE: return required(run, key, "key") || ct_bytes_of(run, key, &op->key);
     case OP_SET:
     case OP_ADD:
