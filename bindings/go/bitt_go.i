@@ -367,9 +367,16 @@ static char *bittw_go_opt_cstr(_goslice_ s)
 BITTW_GO_HANDLE_IN(bitt_txn, bittw_txn, txn, "transaction")
 BITTW_GO_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
 
+/* Cancel tokens: plain uintptr values (0 is NULL, "no token"). Go makes one
+ * per waiting call and fires it from another goroutine when the call's
+ * context ends. */
+%typemap(gotype) bitt_cancel *cancel, const bitt_cancel *cancel "uintptr"
+%typemap(imtype) bitt_cancel *cancel, const bitt_cancel *cancel "uintptr"
+%typemap(in) bitt_cancel *cancel, const bitt_cancel *cancel "$1 = ($1_ltype)$input;"
+
 /* Handles out: written into a Go uintptr. */
-%typemap(gotype) bittw_store **box_out, bittw_txn **out, bittw_sub **out "*uintptr"
-%typemap(in) bittw_store **box_out, bittw_txn **out, bittw_sub **out "$1 = ($1_ltype)$input;"
+%typemap(gotype) bittw_store **box_out, bittw_txn **out, bittw_sub **out, bitt_cancel **out "*uintptr"
+%typemap(in) bittw_store **box_out, bittw_txn **out, bittw_sub **out, bitt_cancel **out "$1 = ($1_ltype)$input;"
 
 /* ---- bytes in ------------------------------------------------------------ */
 %typemap(gotype) (const void *key, size_t key_len), (const void *value, size_t value_len),

@@ -863,6 +863,18 @@ int bittw_queue_dequeue(bitt_store *store, const char *topic, uint32_t limit, in
     return bitt_queue_dequeue(store, topic, &o, out);
 }
 
+/* The same, ended early by cancel (may be NULL; see bitt_cancel in bitt.h). */
+int bittw_queue_dequeue_cancel(bitt_store *store, const char *topic, uint32_t limit,
+                               int64_t lease_ms, int64_t wait_ms, bitt_cancel *cancel,
+                               bitt_messages **out)
+{
+    bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
+    o.limit = limit;
+    o.lease_ms = lease_ms;
+    o.wait_ms = wait_ms;
+    return bitt_queue_dequeue_cancel(store, topic, &o, cancel, out);
+}
+
 int bittw_queue_stats(bitt_store *store, const char *topic, bitt_queue_stats *stats_out)
 {
     return bitt_queue_stats_get(store, topic, stats_out);
@@ -877,7 +889,7 @@ int bittw_schedule_list(bitt_store *store, bitt_schedule ***list_out, size_t *co
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_36dec5c6be30bb6c(void *_swig_go_0) {
+void _wrap_Swig_free_raw_f7bdb4071b0f3024(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -887,7 +899,7 @@ void _wrap_Swig_free_raw_36dec5c6be30bb6c(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_36dec5c6be30bb6c(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_f7bdb4071b0f3024(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -900,7 +912,7 @@ void *_wrap_Swig_malloc_raw_36dec5c6be30bb6c(intgo _swig_go_0) {
 }
 
 
-void _wrap_bittw_go_rec_take_raw_36dec5c6be30bb6c(long long _swig_go_0, _goslice_ _swig_go_1) {
+void _wrap_bittw_go_rec_take_raw_f7bdb4071b0f3024(long long _swig_go_0, _goslice_ _swig_go_1) {
   uint64_t arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -916,7 +928,7 @@ void _wrap_bittw_go_rec_take_raw_36dec5c6be30bb6c(long long _swig_go_0, _goslice
 }
 
 
-long long _wrap_bittw_go_error_take_raw_36dec5c6be30bb6c(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_bittw_go_error_take_raw_f7bdb4071b0f3024(long long _swig_go_0, _goslice_ _swig_go_1) {
   int64_t arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -935,7 +947,7 @@ long long _wrap_bittw_go_error_take_raw_36dec5c6be30bb6c(long long _swig_go_0, _
 }
 
 
-intgo _wrap_bittw_go_kv_batch_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_go_kv_batch_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -971,7 +983,7 @@ intgo _wrap_bittw_go_kv_batch_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bittw_go_tuple_encode_raw_36dec5c6be30bb6c(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_go_tuple_encode_raw_f7bdb4071b0f3024(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   bittw_rec *arg3 = (bittw_rec *) 0 ;
@@ -992,7 +1004,7 @@ intgo _wrap_bittw_go_tuple_encode_raw_36dec5c6be30bb6c(_goslice_ _swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_go_tuple_decode_raw_36dec5c6be30bb6c(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_go_tuple_decode_raw_f7bdb4071b0f3024(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   bittw_rec *arg3 = (bittw_rec *) 0 ;
@@ -1013,7 +1025,7 @@ intgo _wrap_bittw_go_tuple_decode_raw_36dec5c6be30bb6c(_goslice_ _swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_open_raw_36dec5c6be30bb6c(_gostring_ _swig_go_0, bittw_store **_swig_go_1) {
+intgo _wrap_bittw_open_raw_f7bdb4071b0f3024(_gostring_ _swig_go_0, bittw_store **_swig_go_1) {
   char *arg1 = (char *) 0 ;
   bittw_store **arg2 = (bittw_store **) 0 ;
   int result;
@@ -1033,7 +1045,7 @@ intgo _wrap_bittw_open_raw_36dec5c6be30bb6c(_gostring_ _swig_go_0, bittw_store *
 }
 
 
-void _wrap_bittw_close_raw_36dec5c6be30bb6c(bittw_store *_swig_go_0) {
+void _wrap_bittw_close_raw_f7bdb4071b0f3024(bittw_store *_swig_go_0) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   
   arg1 = (bittw_store *)_swig_go_0;
@@ -1043,7 +1055,7 @@ void _wrap_bittw_close_raw_36dec5c6be30bb6c(bittw_store *_swig_go_0) {
 }
 
 
-void _wrap_bittw_free_raw_36dec5c6be30bb6c(bittw_store *_swig_go_0) {
+void _wrap_bittw_free_raw_f7bdb4071b0f3024(bittw_store *_swig_go_0) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   
   arg1 = (bittw_store *)_swig_go_0;
@@ -1053,7 +1065,7 @@ void _wrap_bittw_free_raw_36dec5c6be30bb6c(bittw_store *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_txn_begin_raw_36dec5c6be30bb6c(bittw_store *_swig_go_0, bittw_txn **_swig_go_1) {
+intgo _wrap_bitt_txn_begin_raw_f7bdb4071b0f3024(bittw_store *_swig_go_0, bittw_txn **_swig_go_1) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   bittw_txn **arg2 = (bittw_txn **) 0 ;
   bittw_store *box1 = NULL ;
@@ -1085,7 +1097,7 @@ intgo _wrap_bitt_txn_begin_raw_36dec5c6be30bb6c(bittw_store *_swig_go_0, bittw_t
 }
 
 
-void _wrap_bitt_txn_free_raw_36dec5c6be30bb6c(bittw_txn *_swig_go_0) {
+void _wrap_bitt_txn_free_raw_f7bdb4071b0f3024(bittw_txn *_swig_go_0) {
   bittw_txn *arg1 = (bittw_txn *) 0 ;
   
   arg1 = (bittw_txn *)_swig_go_0;
@@ -1095,7 +1107,7 @@ void _wrap_bitt_txn_free_raw_36dec5c6be30bb6c(bittw_txn *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_pubsub_subscribe_raw_36dec5c6be30bb6c(bittw_store *_swig_go_0, _gostring_ _swig_go_1, bittw_sub **_swig_go_2) {
+intgo _wrap_bitt_pubsub_subscribe_raw_f7bdb4071b0f3024(bittw_store *_swig_go_0, _gostring_ _swig_go_1, bittw_sub **_swig_go_2) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bittw_sub **arg3 = (bittw_sub **) 0 ;
@@ -1134,7 +1146,7 @@ intgo _wrap_bitt_pubsub_subscribe_raw_36dec5c6be30bb6c(bittw_store *_swig_go_0, 
 }
 
 
-void _wrap_bitt_pubsub_close_raw_36dec5c6be30bb6c(bittw_sub *_swig_go_0) {
+void _wrap_bitt_pubsub_close_raw_f7bdb4071b0f3024(bittw_sub *_swig_go_0) {
   bittw_sub *arg1 = (bittw_sub *) 0 ;
   
   arg1 = (bittw_sub *)_swig_go_0;
@@ -1144,7 +1156,7 @@ void _wrap_bitt_pubsub_close_raw_36dec5c6be30bb6c(bittw_sub *_swig_go_0) {
 }
 
 
-intgo _wrap_bittw_kv_get_many_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_kv_get_many_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void **arg2 = (void **) 0 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1216,7 +1228,7 @@ intgo _wrap_bittw_kv_get_many_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bittw_kv_list_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, _goslice_ _swig_go_7) {
+intgo _wrap_bittw_kv_list_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, _goslice_ _swig_go_7) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1277,7 +1289,7 @@ intgo _wrap_bittw_kv_list_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_
 }
 
 
-intgo _wrap_bittw_queue_enqueue_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, long long *_swig_go_7) {
+intgo _wrap_bittw_queue_enqueue_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, long long *_swig_go_7) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1330,7 +1342,7 @@ intgo _wrap_bittw_queue_enqueue_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_txn_enqueue_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_txn_enqueue_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1384,7 +1396,7 @@ intgo _wrap_bittw_txn_enqueue_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bittw_queue_dequeue_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, _goslice_ _swig_go_5) {
+intgo _wrap_bittw_queue_dequeue_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, _goslice_ _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -1433,7 +1445,58 @@ intgo _wrap_bittw_queue_dequeue_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_queue_stats_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_queue_dequeue_cancel_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
+  bitt_store *arg1 = (bitt_store *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint32_t arg3 ;
+  int64_t arg4 ;
+  int64_t arg5 ;
+  bitt_cancel *arg6 = (bitt_cancel *) 0 ;
+  bitt_messages **arg7 = (bitt_messages **) 0 ;
+  bittw_store *box1 = NULL ;
+  bitt_messages *tmp7 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    box1 = (bittw_store *)_swig_go_0;
+    if (!box1 || bittw_enter(box1) != 0) {
+      box1 = NULL;
+      bittw_go_refuse("the store is closed");
+      arg1 = NULL;
+    } else {
+      arg1 = bittw_store_of(box1);
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint32_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  arg5 = (int64_t)_swig_go_4; 
+  arg6 = (bitt_cancel *)_swig_go_5;
+  arg7 = &tmp7;
+  
+  result = (int)bittw_queue_dequeue_cancel(arg1,(char const *)arg2,arg3,arg4,arg5,arg6,arg7);
+  _swig_go_result = bittw_go_status(result);
+  {
+    bittw_rec r_;
+    bittw_rec_init(&r_, _swig_go_6);
+    bittw_rec_messages(&r_, *arg7);
+    bittw_rec_end(&r_);
+  }
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  bitt_messages_free(*arg7);
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bittw_queue_stats_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_queue_stats *arg3 = (bitt_queue_stats *) 0 ;
@@ -1483,7 +1546,7 @@ intgo _wrap_bittw_queue_stats_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bittw_schedule_list_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_schedule_list_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bitt_schedule ***arg2 = (bitt_schedule ***) 0 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1523,18 +1586,18 @@ intgo _wrap_bittw_schedule_list_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_BITT_VERSION_NUMBER_raw_36dec5c6be30bb6c() {
+intgo _wrap_BITT_VERSION_NUMBER_raw_f7bdb4071b0f3024() {
   int result;
   intgo _swig_go_result;
   
   
-  result = (int)((0*1000000+4*1000+0));
+  result = (int)((0*1000000+5*1000+0));
   _swig_go_result = bittw_go_status(result);
   return _swig_go_result;
 }
 
 
-_gostring_ _wrap_bitt_version_raw_36dec5c6be30bb6c() {
+_gostring_ _wrap_bitt_version_raw_f7bdb4071b0f3024() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1545,7 +1608,7 @@ _gostring_ _wrap_bitt_version_raw_36dec5c6be30bb6c() {
 }
 
 
-intgo _wrap_bitt_version_number_raw_36dec5c6be30bb6c() {
+intgo _wrap_bitt_version_number_raw_f7bdb4071b0f3024() {
   int result;
   intgo _swig_go_result;
   
@@ -1556,7 +1619,7 @@ intgo _wrap_bitt_version_number_raw_36dec5c6be30bb6c() {
 }
 
 
-_gostring_ _wrap_bitt_strerror_raw_36dec5c6be30bb6c(intgo _swig_go_0) {
+_gostring_ _wrap_bitt_strerror_raw_f7bdb4071b0f3024(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1569,7 +1632,7 @@ _gostring_ _wrap_bitt_strerror_raw_36dec5c6be30bb6c(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_bitt_error_last_raw_36dec5c6be30bb6c() {
+_gostring_ _wrap_bitt_error_last_raw_f7bdb4071b0f3024() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1580,7 +1643,7 @@ _gostring_ _wrap_bitt_error_last_raw_36dec5c6be30bb6c() {
 }
 
 
-intgo _wrap_bitt_error_last_code_raw_36dec5c6be30bb6c() {
+intgo _wrap_bitt_error_last_code_raw_f7bdb4071b0f3024() {
   int result;
   intgo _swig_go_result;
   
@@ -1591,13 +1654,13 @@ intgo _wrap_bitt_error_last_code_raw_36dec5c6be30bb6c() {
 }
 
 
-void _wrap_bitt_error_clear_raw_36dec5c6be30bb6c() {
+void _wrap_bitt_error_clear_raw_f7bdb4071b0f3024() {
   bitt_error_clear();
   
 }
 
 
-intgo _wrap_bitt_store_migrate_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0) {
+intgo _wrap_bitt_store_migrate_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   int result;
@@ -1623,7 +1686,7 @@ intgo _wrap_bitt_store_migrate_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_bitt_store_backend_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0) {
+_gostring_ _wrap_bitt_store_backend_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   char *result = 0 ;
@@ -1652,7 +1715,7 @@ _gostring_ _wrap_bitt_store_backend_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0)
 }
 
 
-intgo _wrap_bitt_clock_set_manual_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_bitt_clock_set_manual_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, long long _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t arg2 ;
   bittw_store *box1 = NULL ;
@@ -1680,7 +1743,7 @@ intgo _wrap_bitt_clock_set_manual_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_clock_advance_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_bitt_clock_advance_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, long long _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t arg2 ;
   bittw_store *box1 = NULL ;
@@ -1708,7 +1771,7 @@ intgo _wrap_bitt_clock_advance_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, long
 }
 
 
-intgo _wrap_bitt_clock_use_system_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0) {
+intgo _wrap_bitt_clock_use_system_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   int result;
@@ -1734,7 +1797,7 @@ intgo _wrap_bitt_clock_use_system_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_clock_now_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_clock_now_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, long long *_swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   bittw_store *box1 = NULL ;
@@ -1762,7 +1825,7 @@ intgo _wrap_bitt_clock_now_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, long lon
 }
 
 
-intgo _wrap_BITT_VALUE_SIZE_MAX_raw_36dec5c6be30bb6c() {
+intgo _wrap_BITT_VALUE_SIZE_MAX_raw_f7bdb4071b0f3024() {
   int result;
   intgo _swig_go_result;
   
@@ -1773,7 +1836,7 @@ intgo _wrap_BITT_VALUE_SIZE_MAX_raw_36dec5c6be30bb6c() {
 }
 
 
-intgo _wrap_bitt_kv_get_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_kv_get_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1815,7 +1878,7 @@ intgo _wrap_bitt_kv_get_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_set_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_set_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1859,7 +1922,7 @@ intgo _wrap_bitt_kv_set_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_delete_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bitt_kv_delete_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1891,7 +1954,7 @@ intgo _wrap_bitt_kv_delete_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice
 }
 
 
-intgo _wrap_bitt_kv_add_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_add_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1935,7 +1998,7 @@ intgo _wrap_bitt_kv_add_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_take_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_kv_take_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1977,7 +2040,7 @@ intgo _wrap_bitt_kv_take_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ 
 }
 
 
-intgo _wrap_bitt_kv_increment_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_increment_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2017,7 +2080,7 @@ intgo _wrap_bitt_kv_increment_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bitt_kv_purge_expired_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_kv_purge_expired_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, long long *_swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   uint64_t *arg2 = (uint64_t *) 0 ;
   bittw_store *box1 = NULL ;
@@ -2045,7 +2108,7 @@ intgo _wrap_bitt_kv_purge_expired_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_txn_check_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_check_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2082,7 +2145,7 @@ intgo _wrap_bitt_txn_check_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _goslice_ 
 }
 
 
-intgo _wrap_bitt_txn_set_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_txn_set_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2127,7 +2190,7 @@ intgo _wrap_bitt_txn_set_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _goslice_ _s
 }
 
 
-intgo _wrap_bitt_txn_delete_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bitt_txn_delete_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2162,7 +2225,7 @@ intgo _wrap_bitt_txn_delete_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _goslice_
 }
 
 
-intgo _wrap_bitt_txn_sum_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_sum_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2199,7 +2262,7 @@ intgo _wrap_bitt_txn_sum_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _goslice_ _s
 }
 
 
-intgo _wrap_bitt_txn_commit_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_txn_commit_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, long long *_swig_go_1) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   uint64_t *arg2 = (uint64_t *) 0 ;
   bittw_txn *h1 = NULL ;
@@ -2230,7 +2293,63 @@ intgo _wrap_bitt_txn_commit_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, long long
 }
 
 
-intgo _wrap_bitt_queue_ack_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_bitt_cancel_new_raw_f7bdb4071b0f3024(bitt_cancel **_swig_go_0) {
+  bitt_cancel **arg1 = (bitt_cancel **) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = (bitt_cancel **)_swig_go_0;
+  
+  result = (int)bitt_cancel_new(arg1);
+  _swig_go_result = bittw_go_status(result);
+  return _swig_go_result;
+}
+
+
+void _wrap_bitt_cancel_fire_raw_f7bdb4071b0f3024(bitt_cancel *_swig_go_0) {
+  bitt_cancel *arg1 = (bitt_cancel *) 0 ;
+  
+  arg1 = (bitt_cancel *)_swig_go_0;
+  
+  bitt_cancel_fire(arg1);
+  
+}
+
+
+intgo _wrap_bitt_cancel_fired_raw_f7bdb4071b0f3024(bitt_cancel *_swig_go_0) {
+  bitt_cancel *arg1 = (bitt_cancel *) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = (bitt_cancel *)_swig_go_0;
+  
+  result = (int)bitt_cancel_fired((struct bitt_cancel const *)arg1);
+  _swig_go_result = bittw_go_status(result);
+  return _swig_go_result;
+}
+
+
+void _wrap_bitt_cancel_reset_raw_f7bdb4071b0f3024(bitt_cancel *_swig_go_0) {
+  bitt_cancel *arg1 = (bitt_cancel *) 0 ;
+  
+  arg1 = (bitt_cancel *)_swig_go_0;
+  
+  bitt_cancel_reset(arg1);
+  
+}
+
+
+void _wrap_bitt_cancel_free_raw_f7bdb4071b0f3024(bitt_cancel *_swig_go_0) {
+  bitt_cancel *arg1 = (bitt_cancel *) 0 ;
+  
+  arg1 = (bitt_cancel *)_swig_go_0;
+  
+  bitt_cancel_free(arg1);
+  
+}
+
+
+intgo _wrap_bitt_queue_ack_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2272,7 +2391,7 @@ intgo _wrap_bitt_queue_ack_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_queue_ack_many_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_queue_ack_many_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -2346,7 +2465,7 @@ intgo _wrap_bitt_queue_ack_many_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_queue_nack_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_queue_nack_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2393,7 +2512,7 @@ intgo _wrap_bitt_queue_nack_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bitt_queue_extend_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_queue_extend_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2437,7 +2556,51 @@ intgo _wrap_bitt_queue_extend_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_dead_list_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_queue_snooze_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+  bitt_store *arg1 = (bitt_store *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t arg3 ;
+  char *arg4 = (char *) 0 ;
+  int64_t arg5 ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    box1 = (bittw_store *)_swig_go_0;
+    if (!box1 || bittw_enter(box1) != 0) {
+      box1 = NULL;
+      bittw_go_refuse("the store is closed");
+      arg1 = NULL;
+    } else {
+      arg1 = bittw_store_of(box1);
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint64_t)_swig_go_2; 
+  
+  arg4 = (char *)malloc(_swig_go_3.n + 1);
+  memcpy(arg4, _swig_go_3.p, _swig_go_3.n);
+  arg4[_swig_go_3.n] = '\0';
+  
+  arg5 = (int64_t)_swig_go_4; 
+  
+  result = (int)bitt_queue_snooze(arg1,(char const *)arg2,arg3,(char const *)arg4,arg5);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  free(arg4); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_queue_dead_list_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2484,7 +2647,7 @@ intgo _wrap_bitt_queue_dead_list_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_queue_dead_retry_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_queue_dead_retry_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2521,7 +2684,7 @@ intgo _wrap_bitt_queue_dead_retry_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _
 }
 
 
-intgo _wrap_bitt_queue_dead_delete_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_queue_dead_delete_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2558,7 +2721,7 @@ intgo _wrap_bitt_queue_dead_delete_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, 
 }
 
 
-intgo _wrap_bitt_lease_acquire_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_lease_acquire_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2604,7 +2767,7 @@ intgo _wrap_bitt_lease_acquire_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_lease_renew_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_lease_renew_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2650,7 +2813,7 @@ intgo _wrap_bitt_lease_renew_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_lease_release_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_lease_release_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2692,7 +2855,7 @@ intgo _wrap_bitt_lease_release_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_lease_get_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+intgo _wrap_bitt_lease_get_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_buf *arg3 = (bitt_buf *) 0 ;
@@ -2741,7 +2904,7 @@ intgo _wrap_bitt_lease_get_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_txn_fence_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_txn_fence_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2786,7 +2949,7 @@ intgo _wrap_bitt_txn_fence_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _gostring_
 }
 
 
-intgo _wrap_bitt_txn_outbox_append_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_bitt_txn_outbox_append_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -2830,7 +2993,7 @@ intgo _wrap_bitt_txn_outbox_append_raw_36dec5c6be30bb6c(bitt_txn *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_outbox_append_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long *_swig_go_4) {
+intgo _wrap_bitt_outbox_append_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long *_swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -2873,7 +3036,7 @@ intgo _wrap_bitt_outbox_append_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_outbox_pending_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_outbox_pending_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -2918,7 +3081,7 @@ intgo _wrap_bitt_outbox_pending_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_outbox_ack_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_ack_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -2959,7 +3122,7 @@ intgo _wrap_bitt_outbox_ack_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bitt_outbox_fail_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_outbox_fail_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2999,7 +3162,7 @@ intgo _wrap_bitt_outbox_fail_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_outbox_park_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_outbox_park_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3039,7 +3202,7 @@ intgo _wrap_bitt_outbox_park_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_outbox_parked_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_outbox_parked_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int arg3 ;
@@ -3086,7 +3249,7 @@ intgo _wrap_bitt_outbox_parked_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_outbox_retry_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_retry_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3127,7 +3290,7 @@ intgo _wrap_bitt_outbox_retry_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_outbox_discard_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_discard_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3168,7 +3331,7 @@ intgo _wrap_bitt_outbox_discard_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_outbox_counts_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_counts_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3205,7 +3368,7 @@ intgo _wrap_bitt_outbox_counts_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_pubsub_publish_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_pubsub_publish_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -3244,7 +3407,7 @@ intgo _wrap_bitt_pubsub_publish_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_pubsub_next_raw_36dec5c6be30bb6c(bitt_sub *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_pubsub_next_raw_f7bdb4071b0f3024(bitt_sub *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   bitt_sub *arg1 = (bitt_sub *) 0 ;
   int64_t arg2 ;
   bitt_message **arg3 = (bitt_message **) 0 ;
@@ -3285,7 +3448,50 @@ intgo _wrap_bitt_pubsub_next_raw_36dec5c6be30bb6c(bitt_sub *_swig_go_0, long lon
 }
 
 
-intgo _wrap_bitt_budget_take_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long *_swig_go_6) {
+intgo _wrap_bitt_pubsub_next_cancel_raw_f7bdb4071b0f3024(bitt_sub *_swig_go_0, long long _swig_go_1, bitt_cancel *_swig_go_2, _goslice_ _swig_go_3) {
+  bitt_sub *arg1 = (bitt_sub *) 0 ;
+  int64_t arg2 ;
+  bitt_cancel *arg3 = (bitt_cancel *) 0 ;
+  bitt_message **arg4 = (bitt_message **) 0 ;
+  bittw_sub *h1 = NULL ;
+  bittw_store *box1 = NULL ;
+  bitt_message *tmp4 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    h1 = (bittw_sub *)_swig_go_0;
+    arg1 = NULL;
+    if (!h1 || !h1->sub) {
+      bittw_go_refuse("the " "subscription" " is closed");
+    } else if (bittw_enter(bittw_box_of_sub(h1)) != 0) {
+      bittw_go_refuse("the store is closed");
+    } else {
+      box1 = bittw_box_of_sub(h1);
+      arg1 = h1->sub;
+    }
+  }
+  arg2 = (int64_t)_swig_go_1; 
+  arg3 = (bitt_cancel *)_swig_go_2;
+  arg4 = &tmp4;
+  
+  result = (int)bitt_pubsub_next_cancel(arg1,arg2,arg3,arg4);
+  _swig_go_result = bittw_go_status(result);
+  {
+    bittw_rec r_;
+    bittw_rec_init(&r_, _swig_go_3);
+    bittw_rec_message(&r_, *arg4);
+    bittw_rec_end(&r_);
+  }
+  {
+    if (box1) bittw_leave(box1);
+  }
+  bitt_message_free(*arg4);
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_budget_take_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long *_swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -3328,7 +3534,7 @@ intgo _wrap_bitt_budget_take_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_schedule_upsert_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_schedule_upsert_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, long long _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -3373,7 +3579,7 @@ intgo _wrap_bitt_schedule_upsert_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_schedule_claim_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_schedule_claim_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_schedule **arg3 = (bitt_schedule **) 0 ;
@@ -3412,7 +3618,7 @@ intgo _wrap_bitt_schedule_claim_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_schedule_get_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_schedule_get_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_schedule **arg3 = (bitt_schedule **) 0 ;
@@ -3455,7 +3661,7 @@ intgo _wrap_bitt_schedule_get_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_schedule_delete_raw_36dec5c6be30bb6c(bitt_store *_swig_go_0, _gostring_ _swig_go_1) {
+intgo _wrap_bitt_schedule_delete_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bittw_store *box1 = NULL ;

@@ -63,19 +63,19 @@ typedef long long swig_type_30;
 typedef long long swig_type_31;
 typedef _goslice_ swig_type_32;
 typedef _gostring_ swig_type_33;
-typedef _goslice_ swig_type_34;
-typedef _goslice_ swig_type_35;
-typedef _gostring_ swig_type_36;
+typedef long long swig_type_34;
+typedef long long swig_type_35;
+typedef _goslice_ swig_type_36;
 typedef _gostring_ swig_type_37;
-typedef _gostring_ swig_type_38;
-typedef _gostring_ swig_type_39;
-typedef long long swig_type_40;
-typedef long long swig_type_41;
-typedef _goslice_ swig_type_42;
-typedef _goslice_ swig_type_43;
-typedef _goslice_ swig_type_44;
-typedef _goslice_ swig_type_45;
-typedef long long swig_type_46;
+typedef _goslice_ swig_type_38;
+typedef _goslice_ swig_type_39;
+typedef _gostring_ swig_type_40;
+typedef _gostring_ swig_type_41;
+typedef _gostring_ swig_type_42;
+typedef _gostring_ swig_type_43;
+typedef long long swig_type_44;
+typedef long long swig_type_45;
+typedef _goslice_ swig_type_46;
 typedef _goslice_ swig_type_47;
 typedef _goslice_ swig_type_48;
 typedef _goslice_ swig_type_49;
@@ -84,168 +84,186 @@ typedef _goslice_ swig_type_51;
 typedef _goslice_ swig_type_52;
 typedef _goslice_ swig_type_53;
 typedef long long swig_type_54;
-typedef long long swig_type_55;
+typedef _goslice_ swig_type_55;
 typedef _goslice_ swig_type_56;
-typedef long long swig_type_57;
-typedef _goslice_ swig_type_58;
-typedef _goslice_ swig_type_59;
-typedef long long swig_type_60;
-typedef _goslice_ swig_type_61;
+typedef _goslice_ swig_type_57;
+typedef long long swig_type_58;
+typedef long long swig_type_59;
+typedef _goslice_ swig_type_60;
+typedef long long swig_type_61;
 typedef _goslice_ swig_type_62;
-typedef long long swig_type_63;
-typedef _gostring_ swig_type_64;
-typedef long long swig_type_65;
-typedef _gostring_ swig_type_66;
-typedef _gostring_ swig_type_67;
-typedef _goslice_ swig_type_68;
-typedef _goslice_ swig_type_69;
+typedef _goslice_ swig_type_63;
+typedef long long swig_type_64;
+typedef _goslice_ swig_type_65;
+typedef _goslice_ swig_type_66;
+typedef long long swig_type_67;
+typedef _gostring_ swig_type_68;
+typedef long long swig_type_69;
 typedef _gostring_ swig_type_70;
-typedef long long swig_type_71;
-typedef _gostring_ swig_type_72;
+typedef _gostring_ swig_type_71;
+typedef _goslice_ swig_type_72;
 typedef _goslice_ swig_type_73;
-typedef long long swig_type_74;
-typedef _gostring_ swig_type_75;
-typedef long long swig_type_76;
-typedef _gostring_ swig_type_77;
+typedef _gostring_ swig_type_74;
+typedef long long swig_type_75;
+typedef _gostring_ swig_type_76;
+typedef _goslice_ swig_type_77;
 typedef long long swig_type_78;
 typedef _gostring_ swig_type_79;
 typedef long long swig_type_80;
-typedef _goslice_ swig_type_81;
-typedef _gostring_ swig_type_82;
-typedef long long swig_type_83;
-typedef _gostring_ swig_type_84;
-typedef long long swig_type_85;
-typedef _gostring_ swig_type_86;
+typedef _gostring_ swig_type_81;
+typedef long long swig_type_82;
+typedef _gostring_ swig_type_83;
+typedef long long swig_type_84;
+typedef _gostring_ swig_type_85;
+typedef long long swig_type_86;
 typedef _gostring_ swig_type_87;
 typedef long long swig_type_88;
-typedef _gostring_ swig_type_89;
+typedef _goslice_ swig_type_89;
 typedef _gostring_ swig_type_90;
 typedef long long swig_type_91;
-typedef long long swig_type_92;
-typedef _gostring_ swig_type_93;
+typedef _gostring_ swig_type_92;
+typedef long long swig_type_93;
 typedef _gostring_ swig_type_94;
-typedef long long swig_type_95;
-typedef _gostring_ swig_type_96;
-typedef _goslice_ swig_type_97;
+typedef _gostring_ swig_type_95;
+typedef long long swig_type_96;
+typedef _gostring_ swig_type_97;
 typedef _gostring_ swig_type_98;
-typedef _gostring_ swig_type_99;
+typedef long long swig_type_99;
 typedef long long swig_type_100;
 typedef _gostring_ swig_type_101;
-typedef _goslice_ swig_type_102;
-typedef _gostring_ swig_type_103;
-typedef _goslice_ swig_type_104;
-typedef _gostring_ swig_type_105;
-typedef _goslice_ swig_type_106;
+typedef _gostring_ swig_type_102;
+typedef long long swig_type_103;
+typedef _gostring_ swig_type_104;
+typedef _goslice_ swig_type_105;
+typedef _gostring_ swig_type_106;
 typedef _gostring_ swig_type_107;
-typedef _goslice_ swig_type_108;
+typedef long long swig_type_108;
 typedef _gostring_ swig_type_109;
-typedef long long swig_type_110;
-typedef _goslice_ swig_type_111;
-typedef long long swig_type_112;
+typedef _goslice_ swig_type_110;
+typedef _gostring_ swig_type_111;
+typedef _goslice_ swig_type_112;
 typedef _gostring_ swig_type_113;
-typedef long long swig_type_114;
-typedef _goslice_ swig_type_115;
-typedef _gostring_ swig_type_116;
-typedef _goslice_ swig_type_117;
-typedef _gostring_ swig_type_118;
+typedef _goslice_ swig_type_114;
+typedef _gostring_ swig_type_115;
+typedef _goslice_ swig_type_116;
+typedef _gostring_ swig_type_117;
+typedef long long swig_type_118;
 typedef _goslice_ swig_type_119;
-typedef _gostring_ swig_type_120;
-typedef _goslice_ swig_type_121;
-typedef _gostring_ swig_type_122;
-typedef _gostring_ swig_type_123;
-typedef _goslice_ swig_type_124;
-typedef long long swig_type_125;
-typedef _goslice_ swig_type_126;
-typedef _gostring_ swig_type_127;
-typedef long long swig_type_128;
-typedef long long swig_type_129;
-typedef long long swig_type_130;
-typedef long long swig_type_131;
-typedef _gostring_ swig_type_132;
+typedef long long swig_type_120;
+typedef _gostring_ swig_type_121;
+typedef long long swig_type_122;
+typedef _goslice_ swig_type_123;
+typedef _gostring_ swig_type_124;
+typedef _goslice_ swig_type_125;
+typedef _gostring_ swig_type_126;
+typedef _goslice_ swig_type_127;
+typedef _gostring_ swig_type_128;
+typedef _goslice_ swig_type_129;
+typedef _gostring_ swig_type_130;
+typedef _gostring_ swig_type_131;
+typedef _goslice_ swig_type_132;
 typedef long long swig_type_133;
 typedef _goslice_ swig_type_134;
 typedef long long swig_type_135;
 typedef _goslice_ swig_type_136;
-typedef _goslice_ swig_type_137;
-typedef _gostring_ swig_type_138;
-typedef _goslice_ swig_type_139;
-typedef _gostring_ swig_type_140;
-extern void _wrap_Swig_free_raw_36dec5c6be30bb6c(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_raw_36dec5c6be30bb6c(swig_intgo arg1);
-extern void _wrap_bittw_go_rec_take_raw_36dec5c6be30bb6c(swig_type_1 arg1, swig_type_2 arg2);
-extern swig_type_3 _wrap_bittw_go_error_take_raw_36dec5c6be30bb6c(swig_type_4 arg1, swig_type_5 arg2);
-extern swig_intgo _wrap_bittw_go_kv_batch_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_6 arg2, swig_type_7 arg3);
-extern swig_intgo _wrap_bittw_go_tuple_encode_raw_36dec5c6be30bb6c(swig_type_8 arg1, swig_type_9 arg2);
-extern swig_intgo _wrap_bittw_go_tuple_decode_raw_36dec5c6be30bb6c(swig_type_10 arg1, swig_type_11 arg2);
-extern swig_intgo _wrap_bittw_open_raw_36dec5c6be30bb6c(swig_type_12 arg1, swig_voidp arg2);
-extern void _wrap_bittw_close_raw_36dec5c6be30bb6c(uintptr_t arg1);
-extern void _wrap_bittw_free_raw_36dec5c6be30bb6c(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_txn_begin_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_bitt_txn_free_raw_36dec5c6be30bb6c(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_pubsub_subscribe_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_13 arg2, swig_voidp arg3);
-extern void _wrap_bitt_pubsub_close_raw_36dec5c6be30bb6c(uintptr_t arg1);
-extern swig_intgo _wrap_bittw_kv_get_many_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_14 arg2, swig_type_15 arg3);
-extern swig_intgo _wrap_bittw_kv_list_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3, swig_type_18 arg4, swig_intgo arg5, swig_intgo arg6, swig_type_19 arg7, swig_type_20 arg8);
-extern swig_intgo _wrap_bittw_queue_enqueue_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_21 arg2, swig_type_22 arg3, swig_intgo arg4, swig_type_23 arg5, swig_intgo arg6, swig_type_24 arg7, swig_voidp arg8);
-extern swig_intgo _wrap_bittw_txn_enqueue_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_25 arg2, swig_type_26 arg3, swig_intgo arg4, swig_type_27 arg5, swig_intgo arg6, swig_type_28 arg7);
-extern swig_intgo _wrap_bittw_queue_dequeue_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_29 arg2, swig_intgo arg3, swig_type_30 arg4, swig_type_31 arg5, swig_type_32 arg6);
-extern swig_intgo _wrap_bittw_queue_stats_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_33 arg2, swig_type_34 arg3);
-extern swig_intgo _wrap_bittw_schedule_list_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_35 arg2);
-extern swig_intgo _wrap_BITT_VERSION_NUMBER_raw_36dec5c6be30bb6c(void);
-extern swig_type_36 _wrap_bitt_version_raw_36dec5c6be30bb6c(void);
-extern swig_intgo _wrap_bitt_version_number_raw_36dec5c6be30bb6c(void);
-extern swig_type_37 _wrap_bitt_strerror_raw_36dec5c6be30bb6c(swig_intgo arg1);
-extern swig_type_38 _wrap_bitt_error_last_raw_36dec5c6be30bb6c(void);
-extern swig_intgo _wrap_bitt_error_last_code_raw_36dec5c6be30bb6c(void);
-extern void _wrap_bitt_error_clear_raw_36dec5c6be30bb6c(void);
-extern swig_intgo _wrap_bitt_store_migrate_raw_36dec5c6be30bb6c(uintptr_t arg1);
-extern swig_type_39 _wrap_bitt_store_backend_raw_36dec5c6be30bb6c(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_clock_set_manual_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_40 arg2);
-extern swig_intgo _wrap_bitt_clock_advance_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_41 arg2);
-extern swig_intgo _wrap_bitt_clock_use_system_raw_36dec5c6be30bb6c(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_clock_now_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_BITT_VALUE_SIZE_MAX_raw_36dec5c6be30bb6c(void);
-extern swig_intgo _wrap_bitt_kv_get_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_42 arg2, swig_type_43 arg3);
-extern swig_intgo _wrap_bitt_kv_set_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_44 arg2, swig_type_45 arg3, swig_intgo arg4, swig_type_46 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_delete_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_47 arg2);
-extern swig_intgo _wrap_bitt_kv_add_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_48 arg2, swig_type_49 arg3, swig_intgo arg4, swig_type_50 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_take_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_51 arg2, swig_type_52 arg3);
-extern swig_intgo _wrap_bitt_kv_increment_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_53 arg2, swig_type_54 arg3, swig_type_55 arg4, swig_voidp arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_purge_expired_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_txn_check_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_56 arg2, swig_type_57 arg3);
-extern swig_intgo _wrap_bitt_txn_set_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_58 arg2, swig_type_59 arg3, swig_intgo arg4, swig_type_60 arg5);
-extern swig_intgo _wrap_bitt_txn_delete_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_61 arg2);
-extern swig_intgo _wrap_bitt_txn_sum_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_62 arg2, swig_type_63 arg3);
-extern swig_intgo _wrap_bitt_txn_commit_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_queue_ack_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_64 arg2, swig_type_65 arg3, swig_type_66 arg4);
-extern swig_intgo _wrap_bitt_queue_ack_many_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_67 arg2, swig_type_68 arg3, swig_type_69 arg4);
-extern swig_intgo _wrap_bitt_queue_nack_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_70 arg2, swig_type_71 arg3, swig_type_72 arg4, swig_type_73 arg5, swig_type_74 arg6);
-extern swig_intgo _wrap_bitt_queue_extend_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_75 arg2, swig_type_76 arg3, swig_type_77 arg4, swig_type_78 arg5);
-extern swig_intgo _wrap_bitt_queue_dead_list_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_79 arg2, swig_type_80 arg3, swig_intgo arg4, swig_type_81 arg5);
-extern swig_intgo _wrap_bitt_queue_dead_retry_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_82 arg2, swig_type_83 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_queue_dead_delete_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_84 arg2, swig_type_85 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_lease_acquire_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_86 arg2, swig_type_87 arg3, swig_type_88 arg4, swig_voidp arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_lease_renew_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_89 arg2, swig_type_90 arg3, swig_type_91 arg4, swig_type_92 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_lease_release_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_93 arg2, swig_type_94 arg3, swig_type_95 arg4);
-extern swig_intgo _wrap_bitt_lease_get_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_96 arg2, swig_type_97 arg3, swig_voidp arg4, swig_voidp arg5);
-extern swig_intgo _wrap_bitt_txn_fence_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_98 arg2, swig_type_99 arg3, swig_type_100 arg4);
-extern swig_intgo _wrap_bitt_txn_outbox_append_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_101 arg2, swig_type_102 arg3, swig_intgo arg4);
-extern swig_intgo _wrap_bitt_outbox_append_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_103 arg2, swig_type_104 arg3, swig_intgo arg4, swig_voidp arg5);
-extern swig_intgo _wrap_bitt_outbox_pending_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_105 arg2, swig_intgo arg3, swig_type_106 arg4);
-extern swig_intgo _wrap_bitt_outbox_ack_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_107 arg2, swig_type_108 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_fail_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_109 arg2, swig_type_110 arg3, swig_type_111 arg4, swig_type_112 arg5);
-extern swig_intgo _wrap_bitt_outbox_park_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_113 arg2, swig_type_114 arg3, swig_intgo arg4, swig_type_115 arg5);
-extern swig_intgo _wrap_bitt_outbox_parked_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_116 arg2, swig_intgo arg3, swig_intgo arg4, swig_type_117 arg5);
-extern swig_intgo _wrap_bitt_outbox_retry_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_118 arg2, swig_type_119 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_discard_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_120 arg2, swig_type_121 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_counts_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_122 arg2, swig_voidp arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_pubsub_publish_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_123 arg2, swig_type_124 arg3);
-extern swig_intgo _wrap_bitt_pubsub_next_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_125 arg2, swig_type_126 arg3);
-extern swig_intgo _wrap_bitt_budget_take_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_127 arg2, swig_type_128 arg3, swig_type_129 arg4, swig_type_130 arg5, swig_type_131 arg6, swig_voidp arg7);
-extern swig_intgo _wrap_bitt_schedule_upsert_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_132 arg2, swig_type_133 arg3, swig_type_134 arg4, swig_intgo arg5, swig_type_135 arg6);
-extern swig_intgo _wrap_bitt_schedule_claim_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_136 arg2, swig_type_137 arg3);
-extern swig_intgo _wrap_bitt_schedule_get_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_138 arg2, swig_type_139 arg3);
-extern swig_intgo _wrap_bitt_schedule_delete_raw_36dec5c6be30bb6c(uintptr_t arg1, swig_type_140 arg2);
+typedef _gostring_ swig_type_137;
+typedef long long swig_type_138;
+typedef long long swig_type_139;
+typedef long long swig_type_140;
+typedef long long swig_type_141;
+typedef _gostring_ swig_type_142;
+typedef long long swig_type_143;
+typedef _goslice_ swig_type_144;
+typedef long long swig_type_145;
+typedef _goslice_ swig_type_146;
+typedef _goslice_ swig_type_147;
+typedef _gostring_ swig_type_148;
+typedef _goslice_ swig_type_149;
+typedef _gostring_ swig_type_150;
+extern void _wrap_Swig_free_raw_f7bdb4071b0f3024(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_raw_f7bdb4071b0f3024(swig_intgo arg1);
+extern void _wrap_bittw_go_rec_take_raw_f7bdb4071b0f3024(swig_type_1 arg1, swig_type_2 arg2);
+extern swig_type_3 _wrap_bittw_go_error_take_raw_f7bdb4071b0f3024(swig_type_4 arg1, swig_type_5 arg2);
+extern swig_intgo _wrap_bittw_go_kv_batch_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_6 arg2, swig_type_7 arg3);
+extern swig_intgo _wrap_bittw_go_tuple_encode_raw_f7bdb4071b0f3024(swig_type_8 arg1, swig_type_9 arg2);
+extern swig_intgo _wrap_bittw_go_tuple_decode_raw_f7bdb4071b0f3024(swig_type_10 arg1, swig_type_11 arg2);
+extern swig_intgo _wrap_bittw_open_raw_f7bdb4071b0f3024(swig_type_12 arg1, swig_voidp arg2);
+extern void _wrap_bittw_close_raw_f7bdb4071b0f3024(uintptr_t arg1);
+extern void _wrap_bittw_free_raw_f7bdb4071b0f3024(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_txn_begin_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_voidp arg2);
+extern void _wrap_bitt_txn_free_raw_f7bdb4071b0f3024(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_pubsub_subscribe_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_13 arg2, swig_voidp arg3);
+extern void _wrap_bitt_pubsub_close_raw_f7bdb4071b0f3024(uintptr_t arg1);
+extern swig_intgo _wrap_bittw_kv_get_many_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_14 arg2, swig_type_15 arg3);
+extern swig_intgo _wrap_bittw_kv_list_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3, swig_type_18 arg4, swig_intgo arg5, swig_intgo arg6, swig_type_19 arg7, swig_type_20 arg8);
+extern swig_intgo _wrap_bittw_queue_enqueue_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_21 arg2, swig_type_22 arg3, swig_intgo arg4, swig_type_23 arg5, swig_intgo arg6, swig_type_24 arg7, swig_voidp arg8);
+extern swig_intgo _wrap_bittw_txn_enqueue_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_25 arg2, swig_type_26 arg3, swig_intgo arg4, swig_type_27 arg5, swig_intgo arg6, swig_type_28 arg7);
+extern swig_intgo _wrap_bittw_queue_dequeue_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_29 arg2, swig_intgo arg3, swig_type_30 arg4, swig_type_31 arg5, swig_type_32 arg6);
+extern swig_intgo _wrap_bittw_queue_dequeue_cancel_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_33 arg2, swig_intgo arg3, swig_type_34 arg4, swig_type_35 arg5, uintptr_t arg6, swig_type_36 arg7);
+extern swig_intgo _wrap_bittw_queue_stats_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_37 arg2, swig_type_38 arg3);
+extern swig_intgo _wrap_bittw_schedule_list_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_39 arg2);
+extern swig_intgo _wrap_BITT_VERSION_NUMBER_raw_f7bdb4071b0f3024(void);
+extern swig_type_40 _wrap_bitt_version_raw_f7bdb4071b0f3024(void);
+extern swig_intgo _wrap_bitt_version_number_raw_f7bdb4071b0f3024(void);
+extern swig_type_41 _wrap_bitt_strerror_raw_f7bdb4071b0f3024(swig_intgo arg1);
+extern swig_type_42 _wrap_bitt_error_last_raw_f7bdb4071b0f3024(void);
+extern swig_intgo _wrap_bitt_error_last_code_raw_f7bdb4071b0f3024(void);
+extern void _wrap_bitt_error_clear_raw_f7bdb4071b0f3024(void);
+extern swig_intgo _wrap_bitt_store_migrate_raw_f7bdb4071b0f3024(uintptr_t arg1);
+extern swig_type_43 _wrap_bitt_store_backend_raw_f7bdb4071b0f3024(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_clock_set_manual_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_44 arg2);
+extern swig_intgo _wrap_bitt_clock_advance_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_45 arg2);
+extern swig_intgo _wrap_bitt_clock_use_system_raw_f7bdb4071b0f3024(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_clock_now_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_BITT_VALUE_SIZE_MAX_raw_f7bdb4071b0f3024(void);
+extern swig_intgo _wrap_bitt_kv_get_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_46 arg2, swig_type_47 arg3);
+extern swig_intgo _wrap_bitt_kv_set_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_48 arg2, swig_type_49 arg3, swig_intgo arg4, swig_type_50 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_delete_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_51 arg2);
+extern swig_intgo _wrap_bitt_kv_add_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_52 arg2, swig_type_53 arg3, swig_intgo arg4, swig_type_54 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_take_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_55 arg2, swig_type_56 arg3);
+extern swig_intgo _wrap_bitt_kv_increment_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_57 arg2, swig_type_58 arg3, swig_type_59 arg4, swig_voidp arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_purge_expired_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_txn_check_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_60 arg2, swig_type_61 arg3);
+extern swig_intgo _wrap_bitt_txn_set_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_62 arg2, swig_type_63 arg3, swig_intgo arg4, swig_type_64 arg5);
+extern swig_intgo _wrap_bitt_txn_delete_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_65 arg2);
+extern swig_intgo _wrap_bitt_txn_sum_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_66 arg2, swig_type_67 arg3);
+extern swig_intgo _wrap_bitt_txn_commit_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_cancel_new_raw_f7bdb4071b0f3024(swig_voidp arg1);
+extern void _wrap_bitt_cancel_fire_raw_f7bdb4071b0f3024(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_cancel_fired_raw_f7bdb4071b0f3024(uintptr_t arg1);
+extern void _wrap_bitt_cancel_reset_raw_f7bdb4071b0f3024(uintptr_t arg1);
+extern void _wrap_bitt_cancel_free_raw_f7bdb4071b0f3024(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_queue_ack_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_68 arg2, swig_type_69 arg3, swig_type_70 arg4);
+extern swig_intgo _wrap_bitt_queue_ack_many_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_71 arg2, swig_type_72 arg3, swig_type_73 arg4);
+extern swig_intgo _wrap_bitt_queue_nack_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_74 arg2, swig_type_75 arg3, swig_type_76 arg4, swig_type_77 arg5, swig_type_78 arg6);
+extern swig_intgo _wrap_bitt_queue_extend_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_79 arg2, swig_type_80 arg3, swig_type_81 arg4, swig_type_82 arg5);
+extern swig_intgo _wrap_bitt_queue_snooze_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_83 arg2, swig_type_84 arg3, swig_type_85 arg4, swig_type_86 arg5);
+extern swig_intgo _wrap_bitt_queue_dead_list_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_87 arg2, swig_type_88 arg3, swig_intgo arg4, swig_type_89 arg5);
+extern swig_intgo _wrap_bitt_queue_dead_retry_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_90 arg2, swig_type_91 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_queue_dead_delete_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_92 arg2, swig_type_93 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_lease_acquire_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_94 arg2, swig_type_95 arg3, swig_type_96 arg4, swig_voidp arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_lease_renew_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_97 arg2, swig_type_98 arg3, swig_type_99 arg4, swig_type_100 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_lease_release_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_101 arg2, swig_type_102 arg3, swig_type_103 arg4);
+extern swig_intgo _wrap_bitt_lease_get_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_104 arg2, swig_type_105 arg3, swig_voidp arg4, swig_voidp arg5);
+extern swig_intgo _wrap_bitt_txn_fence_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_106 arg2, swig_type_107 arg3, swig_type_108 arg4);
+extern swig_intgo _wrap_bitt_txn_outbox_append_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_109 arg2, swig_type_110 arg3, swig_intgo arg4);
+extern swig_intgo _wrap_bitt_outbox_append_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_111 arg2, swig_type_112 arg3, swig_intgo arg4, swig_voidp arg5);
+extern swig_intgo _wrap_bitt_outbox_pending_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_113 arg2, swig_intgo arg3, swig_type_114 arg4);
+extern swig_intgo _wrap_bitt_outbox_ack_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_115 arg2, swig_type_116 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_fail_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_117 arg2, swig_type_118 arg3, swig_type_119 arg4, swig_type_120 arg5);
+extern swig_intgo _wrap_bitt_outbox_park_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_121 arg2, swig_type_122 arg3, swig_intgo arg4, swig_type_123 arg5);
+extern swig_intgo _wrap_bitt_outbox_parked_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_124 arg2, swig_intgo arg3, swig_intgo arg4, swig_type_125 arg5);
+extern swig_intgo _wrap_bitt_outbox_retry_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_126 arg2, swig_type_127 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_discard_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_128 arg2, swig_type_129 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_counts_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_130 arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_pubsub_publish_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_131 arg2, swig_type_132 arg3);
+extern swig_intgo _wrap_bitt_pubsub_next_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_133 arg2, swig_type_134 arg3);
+extern swig_intgo _wrap_bitt_pubsub_next_cancel_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_135 arg2, uintptr_t arg3, swig_type_136 arg4);
+extern swig_intgo _wrap_bitt_budget_take_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_137 arg2, swig_type_138 arg3, swig_type_139 arg4, swig_type_140 arg5, swig_type_141 arg6, swig_voidp arg7);
+extern swig_intgo _wrap_bitt_schedule_upsert_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_142 arg2, swig_type_143 arg3, swig_type_144 arg4, swig_intgo arg5, swig_type_145 arg6);
+extern swig_intgo _wrap_bitt_schedule_claim_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_146 arg2, swig_type_147 arg3);
+extern swig_intgo _wrap_bitt_schedule_get_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_148 arg2, swig_type_149 arg3);
+extern swig_intgo _wrap_bitt_schedule_delete_raw_f7bdb4071b0f3024(uintptr_t arg1, swig_type_150 arg2);
 #undef intgo
 */
 import "C"
@@ -288,20 +306,20 @@ func swigCopyString(s string) string {
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_36dec5c6be30bb6c(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_f7bdb4071b0f3024(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
 func Bittw_go_rec_take(arg1 uint64, arg2 []byte) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_bittw_go_rec_take_raw_36dec5c6be30bb6c(C.swig_type_1(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)))
+	C._wrap_bittw_go_rec_take_raw_f7bdb4071b0f3024(C.swig_type_1(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -311,7 +329,7 @@ func Bittw_go_error_take(arg1 int64, arg2 []byte) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_bittw_go_error_take_raw_36dec5c6be30bb6c(C.swig_type_4(_swig_i_0), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_bittw_go_error_take_raw_f7bdb4071b0f3024(C.swig_type_4(_swig_i_0), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -323,7 +341,7 @@ func Bittw_go_kv_batch(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_go_kv_batch_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_6)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_go_kv_batch_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_6)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -337,7 +355,7 @@ func Bittw_go_tuple_encode(arg1 []byte, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_go_tuple_encode_raw_36dec5c6be30bb6c(*(*C.swig_type_8)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_go_tuple_encode_raw_f7bdb4071b0f3024(*(*C.swig_type_8)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -351,7 +369,7 @@ func Bittw_go_tuple_decode(arg1 []byte, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_go_tuple_decode_raw_36dec5c6be30bb6c(*(*C.swig_type_10)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_go_tuple_decode_raw_f7bdb4071b0f3024(*(*C.swig_type_10)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -407,7 +425,7 @@ func Bittw_open(arg1 string, arg2 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_open_raw_36dec5c6be30bb6c(*(*C.swig_type_12)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bittw_open_raw_f7bdb4071b0f3024(*(*C.swig_type_12)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -416,25 +434,25 @@ func Bittw_open(arg1 string, arg2 *uintptr) (_swig_ret int) {
 
 func Bittw_close(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bittw_close_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0))
+	C._wrap_bittw_close_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0))
 }
 
 func Bittw_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bittw_free_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0))
+	C._wrap_bittw_free_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_txn_begin(arg1 uintptr, arg2 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_begin_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_txn_begin_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
 func Bitt_txn_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_txn_free_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_txn_free_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret int) {
@@ -442,7 +460,7 @@ func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret 
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_subscribe_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_pubsub_subscribe_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -451,7 +469,7 @@ func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret 
 
 func Bitt_pubsub_close(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_pubsub_close_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_pubsub_close_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0))
 }
 
 func Bittw_kv_get_many(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
@@ -459,7 +477,7 @@ func Bittw_kv_get_many(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_kv_get_many_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_kv_get_many_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -479,7 +497,7 @@ func Bittw_kv_list(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 []byte, arg5 uin
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_kv_list_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_7))))
+	swig_r = (int)(C._wrap_bittw_kv_list_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_7))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -508,7 +526,7 @@ func Bittw_queue_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_queue_enqueue_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_21)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_23(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_6)), C.swig_voidp(_swig_i_7)))
+	swig_r = (int)(C._wrap_bittw_queue_enqueue_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_21)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_23(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_6)), C.swig_voidp(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -530,7 +548,7 @@ func Bittw_txn_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bittw_txn_enqueue_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_27(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_bittw_txn_enqueue_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_27(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -551,7 +569,7 @@ func Bittw_queue_dequeue(arg1 uintptr, arg2 string, arg3 uint, arg4 int64, arg5 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bittw_queue_dequeue_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_30(_swig_i_3), C.swig_type_31(_swig_i_4), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_5))))
+	swig_r = (int)(C._wrap_bittw_queue_dequeue_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_30(_swig_i_3), C.swig_type_31(_swig_i_4), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_5))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -561,12 +579,31 @@ func Bittw_queue_dequeue(arg1 uintptr, arg2 string, arg3 uint, arg4 int64, arg5 
 	return swig_r
 }
 
+func Bittw_queue_dequeue_cancel(arg1 uintptr, arg2 string, arg3 uint, arg4 int64, arg5 int64, arg6 uintptr, arg7 []byte) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	swig_r = (int)(C._wrap_bittw_queue_dequeue_cancel_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_34(_swig_i_3), C.swig_type_35(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_36)(unsafe.Pointer(&_swig_i_6))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg7
+	}
+	return swig_r
+}
+
 func Bittw_queue_stats(arg1 uintptr, arg2 string, arg3 []uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_queue_stats_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_34)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_queue_stats_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_38)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -580,7 +617,7 @@ func Bittw_schedule_list(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_schedule_list_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_35)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_schedule_list_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_39)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -588,19 +625,19 @@ func Bittw_schedule_list(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 }
 
 const BITT_VERSION_MAJOR int = 0
-const BITT_VERSION_MINOR int = 4
+const BITT_VERSION_MINOR int = 5
 const BITT_VERSION_PATCH int = 0
-const BITT_VERSION_STRING string = "0.4.0"
+const BITT_VERSION_STRING string = "0.5.0"
 func _swig_getBITT_VERSION_NUMBER() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_BITT_VERSION_NUMBER_raw_36dec5c6be30bb6c())
+	swig_r = (int)(C._wrap_BITT_VERSION_NUMBER_raw_f7bdb4071b0f3024())
 	return swig_r
 }
 
 var BITT_VERSION_NUMBER int = _swig_getBITT_VERSION_NUMBER()
 func Bitt_version() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_bitt_version_raw_36dec5c6be30bb6c()
+	swig_r_p := C._wrap_bitt_version_raw_f7bdb4071b0f3024()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -609,7 +646,7 @@ func Bitt_version() (_swig_ret string) {
 
 func Bitt_version_number() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_bitt_version_number_raw_36dec5c6be30bb6c())
+	swig_r = (int)(C._wrap_bitt_version_number_raw_f7bdb4071b0f3024())
 	return swig_r
 }
 
@@ -632,10 +669,11 @@ const BITT_EUSAGE int = -12
 const BITT_EUNSUPPORTED int = -13
 const BITT_ETOKEN int = -14
 const BITT_ELEASELOST int = -15
+const BITT_ECANCELED int = -16
 func Bitt_strerror(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_bitt_strerror_raw_36dec5c6be30bb6c(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_bitt_strerror_raw_f7bdb4071b0f3024(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -644,7 +682,7 @@ func Bitt_strerror(arg1 int) (_swig_ret string) {
 
 func Bitt_error_last() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_bitt_error_last_raw_36dec5c6be30bb6c()
+	swig_r_p := C._wrap_bitt_error_last_raw_f7bdb4071b0f3024()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -653,12 +691,12 @@ func Bitt_error_last() (_swig_ret string) {
 
 func Bitt_error_last_code() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_bitt_error_last_code_raw_36dec5c6be30bb6c())
+	swig_r = (int)(C._wrap_bitt_error_last_code_raw_f7bdb4071b0f3024())
 	return swig_r
 }
 
 func Bitt_error_clear() {
-	C._wrap_bitt_error_clear_raw_36dec5c6be30bb6c()
+	C._wrap_bitt_error_clear_raw_f7bdb4071b0f3024()
 }
 
 const BITT_TUPLE_BYTES int = 1
@@ -669,14 +707,14 @@ const BITT_TUPLE_BOOL int = 5
 func Bitt_store_migrate(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_store_migrate_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_store_migrate_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Bitt_store_backend(arg1 uintptr) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_bitt_store_backend_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_bitt_store_backend_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -687,7 +725,7 @@ func Bitt_clock_set_manual(arg1 uintptr, arg2 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_set_manual_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_type_40(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_set_manual_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), C.swig_type_44(_swig_i_1)))
 	return swig_r
 }
 
@@ -695,14 +733,14 @@ func Bitt_clock_advance(arg1 uintptr, arg2 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_advance_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_type_41(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_advance_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), C.swig_type_45(_swig_i_1)))
 	return swig_r
 }
 
 func Bitt_clock_use_system(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_clock_use_system_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_clock_use_system_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -710,7 +748,7 @@ func Bitt_clock_now(arg1 uintptr, arg2 *int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_now_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_now_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -721,7 +759,7 @@ const BITT_TTL_NONE int = 0
 const BITT_KEY_SIZE_MAX int = 2400
 func _swig_getBITT_VALUE_SIZE_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_BITT_VALUE_SIZE_MAX_raw_36dec5c6be30bb6c())
+	swig_r = (int)(C._wrap_BITT_VALUE_SIZE_MAX_raw_f7bdb4071b0f3024())
 	return swig_r
 }
 
@@ -736,7 +774,7 @@ func Bitt_kv_get(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_kv_get_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_42)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_43)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_kv_get_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_46)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_47)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -754,7 +792,7 @@ func Bitt_kv_set(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64, a
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_set_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_44)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_46(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_set_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_48)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_49)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_50(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -768,7 +806,7 @@ func Bitt_kv_delete(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_kv_delete_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_47)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_kv_delete_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -783,7 +821,7 @@ func Bitt_kv_add(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64, a
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_add_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_48)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_49)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_50(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_add_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_52)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_53)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_54(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -798,7 +836,7 @@ func Bitt_kv_take(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_kv_take_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_52)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_kv_take_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_55)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_56)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -816,7 +854,7 @@ func Bitt_kv_increment(arg1 uintptr, arg2 []byte, arg3 int64, arg4 int64, arg5 *
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_increment_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_53)(unsafe.Pointer(&_swig_i_1)), C.swig_type_54(_swig_i_2), C.swig_type_55(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_increment_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_57)(unsafe.Pointer(&_swig_i_1)), C.swig_type_58(_swig_i_2), C.swig_type_59(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -828,7 +866,7 @@ func Bitt_kv_purge_expired(arg1 uintptr, arg2 *uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_kv_purge_expired_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_kv_purge_expired_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -837,7 +875,7 @@ func Bitt_txn_check(arg1 uintptr, arg2 []byte, arg3 uint64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_check_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_56)(unsafe.Pointer(&_swig_i_1)), C.swig_type_57(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_check_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_60)(unsafe.Pointer(&_swig_i_1)), C.swig_type_61(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -851,7 +889,7 @@ func Bitt_txn_set(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64) 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_txn_set_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_58)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_59)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_60(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_txn_set_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_62)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_63)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_64(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -865,7 +903,7 @@ func Bitt_txn_delete(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_delete_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_61)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_txn_delete_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_65)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -877,7 +915,7 @@ func Bitt_txn_sum(arg1 uintptr, arg2 []byte, arg3 int64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_sum_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_62)(unsafe.Pointer(&_swig_i_1)), C.swig_type_63(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_sum_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_66)(unsafe.Pointer(&_swig_i_1)), C.swig_type_67(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -888,11 +926,40 @@ func Bitt_txn_commit(arg1 uintptr, arg2 *uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_commit_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_txn_commit_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
 const BITT_NAME_MAX int = 255
+func Bitt_cancel_new(arg1 *uintptr) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	swig_r = (int)(C._wrap_bitt_cancel_new_raw_f7bdb4071b0f3024(C.swig_voidp(_swig_i_0)))
+	return swig_r
+}
+
+func Bitt_cancel_fire(arg1 uintptr) {
+	_swig_i_0 := arg1
+	C._wrap_bitt_cancel_fire_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0))
+}
+
+func Bitt_cancel_fired(arg1 uintptr) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	swig_r = (int)(C._wrap_bitt_cancel_fired_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Bitt_cancel_reset(arg1 uintptr) {
+	_swig_i_0 := arg1
+	C._wrap_bitt_cancel_reset_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0))
+}
+
+func Bitt_cancel_free(arg1 uintptr) {
+	_swig_i_0 := arg1
+	C._wrap_bitt_cancel_free_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0))
+}
+
 const BITT_DEQUEUE_MAX int = 1000
 const BITT_MAX_ATTEMPTS_DEFAULT int = 3
 const BITT_ENQUEUE_OPTIONS_VERSION int = 1
@@ -903,7 +970,7 @@ func Bitt_queue_ack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_ack_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_64)(unsafe.Pointer(&_swig_i_1)), C.swig_type_65(_swig_i_2), *(*C.swig_type_66)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_ack_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_1)), C.swig_type_69(_swig_i_2), *(*C.swig_type_70)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -920,7 +987,7 @@ func Bitt_queue_ack_many(arg1 uintptr, arg2 string, arg3 []byte, arg4 []int32) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_ack_many_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_69)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_ack_many_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_71)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_72)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_73)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -941,7 +1008,7 @@ func Bitt_queue_nack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5 [
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_queue_nack_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_70)(unsafe.Pointer(&_swig_i_1)), C.swig_type_71(_swig_i_2), *(*C.swig_type_72)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_73)(unsafe.Pointer(&_swig_i_4)), C.swig_type_74(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_queue_nack_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_74)(unsafe.Pointer(&_swig_i_1)), C.swig_type_75(_swig_i_2), *(*C.swig_type_76)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_77)(unsafe.Pointer(&_swig_i_4)), C.swig_type_78(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -961,7 +1028,24 @@ func Bitt_queue_extend(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_extend_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_1)), C.swig_type_76(_swig_i_2), *(*C.swig_type_77)(unsafe.Pointer(&_swig_i_3)), C.swig_type_78(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_queue_extend_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_79)(unsafe.Pointer(&_swig_i_1)), C.swig_type_80(_swig_i_2), *(*C.swig_type_81)(unsafe.Pointer(&_swig_i_3)), C.swig_type_82(_swig_i_4)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg4
+	}
+	return swig_r
+}
+
+func Bitt_queue_snooze(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5 int64) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	swig_r = (int)(C._wrap_bitt_queue_snooze_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_83)(unsafe.Pointer(&_swig_i_1)), C.swig_type_84(_swig_i_2), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_3)), C.swig_type_86(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -978,7 +1062,7 @@ func Bitt_queue_dead_list(arg1 uintptr, arg2 string, arg3 uint64, arg4 uint, arg
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_dead_list_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_79)(unsafe.Pointer(&_swig_i_1)), C.swig_type_80(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_81)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_queue_dead_list_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_87)(unsafe.Pointer(&_swig_i_1)), C.swig_type_88(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -994,7 +1078,7 @@ func Bitt_queue_dead_retry(arg1 uintptr, arg2 string, arg3 uint64, arg4 *uint64)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_dead_retry_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_1)), C.swig_type_83(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_dead_retry_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_90)(unsafe.Pointer(&_swig_i_1)), C.swig_type_91(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1007,7 +1091,7 @@ func Bitt_queue_dead_delete(arg1 uintptr, arg2 string, arg3 uint64, arg4 *uint64
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_dead_delete_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_1)), C.swig_type_85(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_dead_delete_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_92)(unsafe.Pointer(&_swig_i_1)), C.swig_type_93(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1023,7 +1107,7 @@ func Bitt_lease_acquire(arg1 uintptr, arg2 string, arg3 string, arg4 int64, arg5
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_lease_acquire_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_86)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_87)(unsafe.Pointer(&_swig_i_2)), C.swig_type_88(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_lease_acquire_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_2)), C.swig_type_96(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1041,7 +1125,7 @@ func Bitt_lease_renew(arg1 uintptr, arg2 string, arg3 string, arg4 uint64, arg5 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_lease_renew_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_90)(unsafe.Pointer(&_swig_i_2)), C.swig_type_91(_swig_i_3), C.swig_type_92(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_lease_renew_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_2)), C.swig_type_99(_swig_i_3), C.swig_type_100(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1057,7 +1141,7 @@ func Bitt_lease_release(arg1 uintptr, arg2 string, arg3 string, arg4 uint64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_lease_release_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_94)(unsafe.Pointer(&_swig_i_2)), C.swig_type_95(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_lease_release_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_2)), C.swig_type_103(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1074,7 +1158,7 @@ func Bitt_lease_get(arg1 uintptr, arg2 string, arg3 []byte, arg4 *uint64, arg5 *
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_lease_get_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_96)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_lease_get_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_104)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_105)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1090,7 +1174,7 @@ func Bitt_txn_fence(arg1 uintptr, arg2 string, arg3 string, arg4 uint64) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_fence_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_2)), C.swig_type_100(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_fence_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_106)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_2)), C.swig_type_108(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1108,7 +1192,7 @@ func Bitt_txn_outbox_append(arg1 uintptr, arg2 string, arg3 []byte, arg4 int) (_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_outbox_append_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_outbox_append_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_110)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1125,7 +1209,7 @@ func Bitt_outbox_append(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 *
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_append_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_103)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_104)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_outbox_append_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_111)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_112)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1141,7 +1225,7 @@ func Bitt_outbox_pending(arg1 uintptr, arg2 string, arg3 uint, arg4 []byte) (_sw
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_pending_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_105)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_106)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_outbox_pending_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_113)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_114)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1157,7 +1241,7 @@ func Bitt_outbox_ack(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_ack_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_108)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_ack_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_115)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1174,7 +1258,7 @@ func Bitt_outbox_fail(arg1 uintptr, arg2 string, arg3 uint64, arg4 []byte, arg5 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_fail_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_1)), C.swig_type_110(_swig_i_2), *(*C.swig_type_111)(unsafe.Pointer(&_swig_i_3)), C.swig_type_112(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_outbox_fail_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_1)), C.swig_type_118(_swig_i_2), *(*C.swig_type_119)(unsafe.Pointer(&_swig_i_3)), C.swig_type_120(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1191,7 +1275,7 @@ func Bitt_outbox_park(arg1 uintptr, arg2 string, arg3 uint64, arg4 int, arg5 []b
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_park_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_113)(unsafe.Pointer(&_swig_i_1)), C.swig_type_114(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_115)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_outbox_park_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_121)(unsafe.Pointer(&_swig_i_1)), C.swig_type_122(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_123)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1208,7 +1292,7 @@ func Bitt_outbox_parked(arg1 uintptr, arg2 string, arg3 int, arg4 uint, arg5 []b
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_parked_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_outbox_parked_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_124)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_125)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1224,7 +1308,7 @@ func Bitt_outbox_retry(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_retry_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_118)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_119)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_retry_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_126)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_127)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1240,7 +1324,7 @@ func Bitt_outbox_discard(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_discard_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_121)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_discard_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_128)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_129)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1256,7 +1340,7 @@ func Bitt_outbox_counts(arg1 uintptr, arg2 string, arg3 *uint64, arg4 *uint64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_counts_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_122)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_counts_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_130)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1268,7 +1352,7 @@ func Bitt_pubsub_publish(arg1 uintptr, arg2 string, arg3 []byte) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_publish_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_123)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_124)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_pubsub_publish_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_131)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1283,9 +1367,22 @@ func Bitt_pubsub_next(arg1 uintptr, arg2 int64, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_next_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), C.swig_type_125(_swig_i_1), *(*C.swig_type_126)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_pubsub_next_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), C.swig_type_133(_swig_i_1), *(*C.swig_type_134)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
+	}
+	return swig_r
+}
+
+func Bitt_pubsub_next_cancel(arg1 uintptr, arg2 int64, arg3 uintptr, arg4 []byte) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	swig_r = (int)(C._wrap_bitt_pubsub_next_cancel_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), C.swig_type_135(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_136)(unsafe.Pointer(&_swig_i_3))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg4
 	}
 	return swig_r
 }
@@ -1299,7 +1396,7 @@ func Bitt_budget_take(arg1 uintptr, arg2 string, arg3 int64, arg4 int64, arg5 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bitt_budget_take_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_127)(unsafe.Pointer(&_swig_i_1)), C.swig_type_128(_swig_i_2), C.swig_type_129(_swig_i_3), C.swig_type_130(_swig_i_4), C.swig_type_131(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int)(C._wrap_bitt_budget_take_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_137)(unsafe.Pointer(&_swig_i_1)), C.swig_type_138(_swig_i_2), C.swig_type_139(_swig_i_3), C.swig_type_140(_swig_i_4), C.swig_type_141(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1314,7 +1411,7 @@ func Bitt_schedule_upsert(arg1 uintptr, arg2 string, arg3 int64, arg4 []byte, ar
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_schedule_upsert_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_1)), C.swig_type_133(_swig_i_2), *(*C.swig_type_134)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_type_135(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_schedule_upsert_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_142)(unsafe.Pointer(&_swig_i_1)), C.swig_type_143(_swig_i_2), *(*C.swig_type_144)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_type_145(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1329,7 +1426,7 @@ func Bitt_schedule_claim(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_schedule_claim_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_136)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_137)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_schedule_claim_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_146)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_147)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1344,7 +1441,7 @@ func Bitt_schedule_get(arg1 uintptr, arg2 string, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_schedule_get_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_138)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_139)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_schedule_get_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_148)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_149)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1358,7 +1455,7 @@ func Bitt_schedule_delete(arg1 uintptr, arg2 string) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_schedule_delete_raw_36dec5c6be30bb6c(C.uintptr_t(_swig_i_0), *(*C.swig_type_140)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_schedule_delete_raw_f7bdb4071b0f3024(C.uintptr_t(_swig_i_0), *(*C.swig_type_150)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
