@@ -84,6 +84,9 @@ WRAP(queue_nack,
 WRAP(queue_extend,
      (bitt_backend * be, T *t, const char *topic, uint64_t id, const char *tok, int64_t ms), t,
      topic, id, tok, ms)
+WRAP(queue_snooze,
+     (bitt_backend * be, T *t, const char *topic, uint64_t id, const char *tok, int64_t ms), t,
+     topic, id, tok, ms)
 WRAP(queue_dead_list,
      (bitt_backend * be, T *t, const char *topic, uint64_t a, size_t l, bitt_messages *o), t, topic,
      a, l, o)
@@ -192,6 +195,7 @@ int bitt__fault_wrap_backend(const bitt_backend_ops **ops, bitt_backend **be)
     KEEP(schedule_delete);
     KEEP(wait_remote);
     KEEP(queue_ack_many);
+    KEEP(queue_snooze);
     *ops = &w->wrapped;
     *be = w;
     return BITT_OK;

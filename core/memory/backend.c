@@ -115,4 +115,5 @@ const bitt_backend_ops bitt__memory_backend = {
     .schedule_delete = bitt__mem_schedule_delete,
 
     .queue_ack_many = bitt__mem_queue_ack_many,
+    .queue_snooze = bitt__mem_queue_snooze,
 };

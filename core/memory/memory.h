@@ -311,6 +311,8 @@ int bitt__mem_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic
                          const bitt_backoff *backoff);
 int bitt__mem_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                            const char *token, int64_t lease_ms);
+int bitt__mem_queue_snooze(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                           const char *token, int64_t delay_ms);
 int bitt__mem_queue_stats(bitt_backend *be, const bitt_time *t, const char *topic,
                           bitt_queue_stats *out);
 int bitt__mem_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *topic,

@@ -1,5 +1,5 @@
 /*
- * core/memory/queue.c: claim, ack, nack, extend and stats on the memory
+ * core/memory/queue.c: claim, ack, nack, extend, snooze and stats on the memory
  * backend. Every call first dead-letters the topic's expired last leases
  * (bitt__mem_queue_sweep), then does its work; a call that fails leaves
  * the messages as they were (the sweep only does what any later call would).
@@ -142,6 +142,18 @@ int bitt__mem_queue_extend(bitt_backend *be, const bitt_time *t, const char *top
     memcpy(keep, m->token, sizeof keep);
     bitt__mem_msg_move(m, BITT_MEM_PROCESSING, m->attempts, bitt__time_add(t->now, lease_ms));
     memcpy(m->token, keep, sizeof keep);
+    return BITT_OK;
+}
+
+/* The attempt is given back with the lease: the message is pending again
+ * as if this delivery never happened, sorted by its new due_at. */
+int bitt__mem_queue_snooze(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                           const char *token, int64_t delay_ms)
+{
+    bitt_mem_msg *m = delivery(be, topic, id, token, t->now);
+    if (!m)
+        return BITT_ETOKEN;
+    bitt__mem_msg_move(m, BITT_MEM_PENDING, m->attempts - 1, bitt__time_add(t->now, delay_ms));
     return BITT_OK;
 }
 

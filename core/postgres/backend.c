@@ -97,6 +97,10 @@ POOLED(queue_extend,
        (bitt_backend * be, const bitt_time *t, const char *topic, uint64_t id, const char *token,
         int64_t lease_ms),
        (s, t, topic, id, token, lease_ms))
+POOLED(queue_snooze,
+       (bitt_backend * be, const bitt_time *t, const char *topic, uint64_t id, const char *token,
+        int64_t delay_ms),
+       (s, t, topic, id, token, delay_ms))
 POOLED(queue_dead_list,
        (bitt_backend * be, const bitt_time *t, const char *topic, uint64_t after_id, size_t limit,
         bitt_messages *out),
@@ -230,5 +234,6 @@ const bitt_backend_ops bitt__postgres_backend = {
     .wait_remote = bitt__pg_wait_remote,
 
     .queue_ack_many = pooled_queue_ack_many,
+    .queue_snooze = pooled_queue_snooze,
     .concurrent = 1,
 };

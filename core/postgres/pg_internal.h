@@ -127,6 +127,7 @@ typedef enum bitt_pg_id {
     PG_Q_RETRY,
     PG_Q_BURY,
     PG_Q_EXTEND,
+    PG_Q_SNOOZE,
     PG_Q_DEAD_LIST,
     PG_Q_DEAD_RETRY_ONE,
     PG_Q_DEAD_RETRY_ALL,
@@ -408,6 +409,8 @@ int bitt__pg_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic,
                         const bitt_backoff *backoff);
 int bitt__pg_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                           const char *token, int64_t lease_ms);
+int bitt__pg_queue_snooze(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t delay_ms);
 int bitt__pg_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *topic,
                              uint64_t after_id, size_t limit, bitt_messages *out);
 int bitt__pg_queue_dead_retry(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,

@@ -1,6 +1,6 @@
 /*
- * core/postgres/queue.c: claim, ack, nack and extend, and the sweep every
- * queue call runs first.
+ * core/postgres/queue.c: claim, ack, nack, extend and snooze, and the sweep
+ * every queue call runs first.
  *
  * A message is a row: state 0 pending (due_at = claimable from), 1
  * processing (due_at = the lease's end, token = the delivery's), 2 dead.
@@ -57,6 +57,8 @@ static const char sql_retry[] =
 static const char sql_bury[] = "UPDATE @queue SET state = 2, token = NULL, last_error = $4::text, "
                                "failed_at = " PG_NOW_5 ", dedup_key = NULL WHERE " HELD(5);
 static const char sql_extend[] = "UPDATE @queue SET due_at = " PG_NOW_5_PLUS_4 " WHERE " HELD(5);
+static const char sql_snooze[] = "UPDATE @queue SET state = 0, attempts = attempts - 1, "
+                                 "token = NULL, due_at = " PG_NOW_5_PLUS_4 " WHERE " HELD(5);
 static const char sql_why[] = "SELECT state, token = $3::text, due_at > " PG_NOW_4
                               " FROM @queue WHERE id = $1::int8 AND topic = $2::text";
 
@@ -300,21 +302,38 @@ int bitt__pg_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic,
     return status;
 }
 
-int bitt__pg_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
-                          const char *token, int64_t lease_ms)
+/* extend (snooze 0) or snooze (1): one live-lease update at now + ms. A
+ * message handed back now (ms 0) wakes the waiters. */
+static int move(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                const char *token, int64_t ms, int snooze)
 {
     int status = bitt__pg_schema(be);
     if (status)
         return status;
     bitt_pg_params p = {0};
     held_params(&p, topic, id, token);
-    bitt__pg_p_i64(&p, lease_ms);
+    bitt__pg_p_i64(&p, ms);
     bitt__pg_p_now(&p, t);
     uint64_t changed = 0;
-    /* A lease of 0 hands the message back now: wake the waiters. */
-    status = sweep_and(be, t, topic, PG_Q_EXTEND, sql_extend, &p, lease_ms == 0, &changed, NULL,
-                       "extend");
+    status = snooze ? sweep_and(be, t, topic, PG_Q_SNOOZE, sql_snooze, &p, ms == 0, &changed, NULL,
+                                "snooze")
+                    : sweep_and(be, t, topic, PG_Q_EXTEND, sql_extend, &p, ms == 0, &changed, NULL,
+                                "extend");
     if (!status && !changed)
         status = stale(be, t, topic, id, token);
     return status;
+}
+
+int bitt__pg_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t lease_ms)
+{
+    return move(be, t, topic, id, token, lease_ms, 0);
+}
+
+/* Pending again at now + delay_ms with the attempt given back: the row
+ * sorts among the claimable ones by that due_at. */
+int bitt__pg_queue_snooze(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t delay_ms)
+{
+    return move(be, t, topic, id, token, delay_ms, 1);
 }

@@ -200,6 +200,7 @@ const bitt_backend_ops bitt__redis_backend = {
     .wait_remote = bitt__rd_wait_remote,
 
     .queue_ack_many = bitt__rd_queue_ack_many,
+    .queue_snooze = bitt__rd_queue_snooze,
     .concurrent = 1,
     .io_slots = bitt__rd_io_slots,
 };

@@ -41,7 +41,7 @@ int bitt__rd_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic
     return rc;
 }
 
-/* Runs a delivery script (ack, nack, extend): BITT_ETOKEN names why. */
+/* Runs a delivery script (ack, nack, extend, snooze): BITT_ETOKEN names why. */
 static int delivery(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, const char *topic,
                     uint64_t msg_id)
 {
@@ -129,14 +129,28 @@ int bitt__rd_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic,
     return delivery(be, RS_Q_NACK, &a, topic, id);
 }
 
+/* extend or snooze (script id): the delivery's due_at becomes now + ms; a
+ * message claimable again now (ms 0) wakes the waiters. */
+static int move(bitt_backend *be, bitt_rd_script_id id, const bitt_time *t, const char *topic,
+                uint64_t msg_id, const char *token, int64_t ms)
+{
+    bitt_rd_args a;
+    delivery_args(be, &a, t, topic, msg_id, token);
+    bitt__rd_arg_i64(&a, bitt__time_add(t->now, ms));
+    bitt__rd_arg_str(&a, ms == 0 ? "1" : "0");
+    return delivery(be, id, &a, topic, msg_id);
+}
+
 int bitt__rd_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                           const char *token, int64_t lease_ms)
 {
-    bitt_rd_args a;
-    delivery_args(be, &a, t, topic, id, token);
-    bitt__rd_arg_i64(&a, bitt__time_add(t->now, lease_ms));
-    bitt__rd_arg_str(&a, lease_ms == 0 ? "1" : "0"); /* handed back: wake the waiters */
-    return delivery(be, RS_Q_EXTEND, &a, topic, id);
+    return move(be, RS_Q_EXTEND, t, topic, id, token, lease_ms);
+}
+
+int bitt__rd_queue_snooze(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t delay_ms)
+{
+    return move(be, RS_Q_SNOOZE, t, topic, id, token, delay_ms);
 }
 
 int bitt__rd_queue_stats(bitt_backend *be, const bitt_time *t, const char *topic,

@@ -120,6 +120,20 @@ const char bitt__rd_lua_q_extend[] = "-- ARGV: now, topic, id, token, due (now +
                                      "if ARGV[6] == '1' then wake() end\n"
                                      "return {0}\n";
 
+const char bitt__rd_lua_q_snooze[] =
+    "-- ARGV: now, topic, id, token, due (now + delay), wake. The delivery is\n"
+    "-- given back unseen: pending at due, its attempt not counted, token gone.\n"
+    "local topic, id, due = ARGV[2], ARGV[3], ARGV[5]\n"
+    "local why, h, last = delivery(topic, id, ARGV[4], NOW)\n"
+    "if why then return {-14, why} end\n"
+    "unlink(topic, qm(h[4], id), 'r', last)\n"
+    "link(topic, id, 'p', due, false)\n"
+    "local m = mkey(id)\n"
+    "redis.call('HSET', m, 's', 'p', 'd', due, 'a', fmt('%d', tonumber(h[5]) - 1))\n"
+    "redis.call('HDEL', m, 'tk')\n"
+    "if ARGV[6] == '1' then wake() end\n"
+    "return {0}\n";
+
 const char bitt__rd_lua_q_stats[] =
     "-- ARGV: now, topic; out: 0, pending, delayed, processing, dead, oldest_pending_at\n"
     "local topic = ARGV[2]\n"

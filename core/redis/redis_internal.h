@@ -99,6 +99,7 @@ typedef enum bitt_rd_script_id {
     RS_KV_SET,
     RS_KV_DELETE,
     RS_KV_SET_MANY,
+    RS_Q_SNOOZE,
     RS_COUNT
 } bitt_rd_script_id;
 
@@ -435,7 +436,7 @@ int bitt__rd_run(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t
 extern const char bitt__rd_lua_get_many[], bitt__rd_lua_list[], bitt__rd_lua_purge[];
 extern const char bitt__rd_lua_commit[], bitt__rd_lua_kv_set[], bitt__rd_lua_kv_delete[],
     bitt__rd_lua_kv_set_many[];
-extern const char bitt__rd_lua_q_ack_many[];
+extern const char bitt__rd_lua_q_ack_many[], bitt__rd_lua_q_snooze[];
 extern const char bitt__rd_lua_q_claim[], bitt__rd_lua_q_ack[], bitt__rd_lua_q_nack[],
     bitt__rd_lua_q_extend[], bitt__rd_lua_q_stats[], bitt__rd_lua_q_dead_list[],
     bitt__rd_lua_q_dead_retry[], bitt__rd_lua_q_dead_delete[];
@@ -474,6 +475,8 @@ int bitt__rd_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic,
                         const bitt_backoff *backoff);
 int bitt__rd_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                           const char *token, int64_t lease_ms);
+int bitt__rd_queue_snooze(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t delay_ms);
 int bitt__rd_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *topic,
                              uint64_t after_id, size_t limit, bitt_messages *out);
 int bitt__rd_queue_dead_retry(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,

@@ -59,6 +59,7 @@ const bitt_rd_script bitt__rd_scripts[RS_COUNT] = {
     S(RS_KV_SET, "commit", bitt__rd_lua_kv_set, 0),
     S(RS_KV_DELETE, "commit", bitt__rd_lua_kv_delete, RS_ALLOW_OOM),
     S(RS_KV_SET_MANY, "set", bitt__rd_lua_kv_set_many, 0),
+    S(RS_Q_SNOOZE, "queue snooze", bitt__rd_lua_q_snooze, Q),
 };
 
 /* The full text of a script, malloc'd; NULL on out of memory. */

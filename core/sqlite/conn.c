@@ -354,6 +354,7 @@ const bitt_backend_ops bitt__sqlite_backend = {
     .queue_ack = bitt__sq_queue_ack,
     .queue_nack = bitt__sq_queue_nack,
     .queue_extend = bitt__sq_queue_extend,
+    .queue_snooze = bitt__sq_queue_snooze,
     .queue_dead_list = bitt__sq_queue_dead_list,
     .queue_dead_retry = bitt__sq_queue_dead_retry,
     .queue_dead_delete = bitt__sq_queue_dead_delete,

@@ -1,7 +1,7 @@
 /*
  * core/sqlite/queue.c: the queue's working path on SQLite: the sweep of
  * expired last attempts every queue call starts with, claims, ack, nack,
- * extend, and a commit's enqueue.
+ * extend, snooze, and a commit's enqueue.
  *
  * A row is pending (state 0: claimable from due_at), processing (state 1:
  * leased until due_at, claimable again once it passes) or dead (state 2).
@@ -34,6 +34,9 @@
 #define Q_ACK_SQL "DELETE FROM \"{p}queue\" " Q_LIVE
 #define Q_HELD_SQL "SELECT attempts, max_attempts FROM \"{p}queue\" " Q_LIVE
 #define Q_EXTEND_SQL "UPDATE \"{p}queue\" SET due_at = ?5 " Q_LIVE
+#define Q_SNOOZE_SQL                                                                               \
+    "UPDATE \"{p}queue\" SET state = 0, attempts = attempts - 1, token = NULL, "                   \
+    "due_at = ?5 " Q_LIVE
 #define Q_RETRY_SQL                                                                                \
     "UPDATE \"{p}queue\" SET state = 0, due_at = ?2, token = NULL, last_error = ?3 WHERE id = ?1"
 #define Q_BURY_SQL                                                                                 \
@@ -240,23 +243,41 @@ int bitt__sq_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *to
     return bitt__sq_end(be, status, "queue ack_many (COMMIT)");
 }
 
-int bitt__sq_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
-                          const char *token, int64_t lease_ms)
+/* extend (snooze 0) or snooze (1): the same live-lease update, at now + ms. */
+static int q_move(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                  const char *token, int64_t ms, int snooze)
 {
     sqlite3_stmt *st;
     uint64_t changed = 0;
-    int status = bitt__sq_queue_begin(be, t->now, topic, "queue extend (BEGIN IMMEDIATE)");
+    int status = bitt__sq_queue_begin(be, t->now, topic,
+                                      snooze ? "queue snooze (BEGIN IMMEDIATE)"
+                                             : "queue extend (BEGIN IMMEDIATE)");
     if (status == BITT_OK)
-        status = bitt__sq_stmt(be, SQ_Q_EXTEND, Q_EXTEND_SQL, &st);
+        status = snooze ? bitt__sq_stmt(be, SQ_Q_SNOOZE, Q_SNOOZE_SQL, &st)
+                        : bitt__sq_stmt(be, SQ_Q_EXTEND, Q_EXTEND_SQL, &st);
     if (status == BITT_OK) {
         int rc = q_bind_live(st, id, topic, token, t->now);
         if (rc == SQLITE_OK)
-            rc = sqlite3_bind_int64(st, 5, bitt__time_add(t->now, lease_ms));
-        status = bitt__sq_run(be, st, rc, "queue extend", &changed);
+            rc = sqlite3_bind_int64(st, 5, bitt__time_add(t->now, ms));
+        status = bitt__sq_run(be, st, rc, snooze ? "queue snooze" : "queue extend", &changed);
     }
     if (status == BITT_OK && changed == 0)
-        status = q_refused(be, t->now, "extend", topic, id, token);
-    return bitt__sq_end(be, status, "queue extend (COMMIT)");
+        status = q_refused(be, t->now, snooze ? "snooze" : "extend", topic, id, token);
+    return bitt__sq_end(be, status, snooze ? "queue snooze (COMMIT)" : "queue extend (COMMIT)");
+}
+
+int bitt__sq_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t lease_ms)
+{
+    return q_move(be, t, topic, id, token, lease_ms, 0);
+}
+
+/* Pending again at now + delay_ms with the attempt given back: the row
+ * sorts among the claimable ones by that due_at. */
+int bitt__sq_queue_snooze(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t delay_ms)
+{
+    return q_move(be, t, topic, id, token, delay_ms, 1);
 }
 
 /* The attempts of a live lease: BITT_OK, or BITT_NOTFOUND without one. */

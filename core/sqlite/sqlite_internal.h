@@ -63,8 +63,9 @@ typedef enum bitt_sq_id {
     SQ_Q_RETRY, /* nack: pending again */
     SQ_Q_BURY,  /* nack: dead */
     SQ_Q_EXTEND,
-    SQ_Q_WHY,   /* why a token was refused */
-    SQ_Q_DEDUP, /* the live message holding a dedup key */
+    SQ_Q_SNOOZE, /* pending again, the attempt given back */
+    SQ_Q_WHY,    /* why a token was refused */
+    SQ_Q_DEDUP,  /* the live message holding a dedup key */
     SQ_Q_INSERT,
     SQ_Q_DEAD_LIST,
     SQ_Q_DEAD_RETRY_ONE,
@@ -254,6 +255,8 @@ int bitt__sq_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic,
                         const bitt_backoff *backoff);
 int bitt__sq_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                           const char *token, int64_t lease_ms);
+int bitt__sq_queue_snooze(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t delay_ms);
 int bitt__sq_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *topic,
                              uint64_t after_id, size_t limit, bitt_messages *out);
 int bitt__sq_queue_dead_retry(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
