@@ -36,6 +36,7 @@ static const struct {
     {"unsupported", BITT_EUNSUPPORTED},
     {"token", BITT_ETOKEN},
     {"lease_lost", BITT_ELEASELOST},
+    {"canceled", BITT_ECANCELED},
 };
 #define NSTATUS (sizeof STATUSES / sizeof STATUSES[0])
 

@@ -60,6 +60,7 @@ enum ct_opcode {
     OP_Q_ACK_MANY,
     OP_Q_NACK,
     OP_Q_EXTEND,
+    OP_Q_SNOOZE,
     OP_Q_DEAD_LIST,
     OP_Q_DEAD_RETRY,
     OP_Q_DEAD_DELETE,
@@ -152,7 +153,7 @@ typedef struct ct_op {
     ct_bytes owner; /* lease owner */
     ct_bytes dedup; /* enqueue */
     int has_dedup;
-    char *token;   /* ack, nack, extend */
+    char *token;   /* ack, nack, extend, snooze */
     char *error;   /* nack, outbox fail and park; NULL: pass NULL */
     uint64_t id;   /* message id, seq, epoch, after_id */
     uint64_t *ids; /* outbox ack, retry, discard; queue ack_many */
@@ -164,6 +165,7 @@ typedef struct ct_op {
     uint32_t max_attempts;
     int reason;
     bitt_sub *sub; /* pubsub.next, pubsub.close */
+    int cancel;    /* queue.dequeue, pubsub.next: 1 = call with a fired bitt_cancel */
 } ct_op;
 
 void ct_op_free(ct_op *op);

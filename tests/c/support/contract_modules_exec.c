@@ -50,6 +50,17 @@ static const char *mname(const ct_op *op)
     return op->has_mname ? cstr(&op->mname) : NULL;
 }
 
+/* A token for op: fired when the step says "cancel": "fired", else NULL
+ * (the plain call). NULL with BITT_ENOMEM in *rc when none could be made. */
+static bitt_cancel *cancel_for(const ct_op *op, int *rc)
+{
+    bitt_cancel *c = NULL;
+    *rc = BITT_OK;
+    if (op->cancel && (*rc = bitt_cancel_new(&c)) == BITT_OK)
+        bitt_cancel_fire(c);
+    return c;
+}
+
 /* ---- message lists ---------------------------------------------------------------------- */
 
 enum { L_DEQUEUE, L_DEAD, L_OUTBOX };
@@ -155,7 +166,10 @@ static void exec_dequeue(bitt_store *s, const ct_op *op, ct_result *r)
     o.lease_ms = op->lease_ms;
     o.wait_ms = op->wait_ms;
     bitt_messages *list = NULL;
-    rc = bitt_queue_dequeue(s, mname(op), &o, &list);
+    bitt_cancel *cancel = cancel_for(op, &rc);
+    if (!rc)
+        rc = bitt_queue_dequeue_cancel(s, mname(op), &o, cancel, &list);
+    bitt_cancel_free(cancel);
     check_list(r, "bitt_queue_dequeue", rc, list, mname(op), op->limit ? op->limit : 1, L_DEQUEUE,
                0);
 }
@@ -239,8 +253,11 @@ static void exec_pubsub(bitt_store *s, const ct_op *op, ct_result *r)
     case OP_P_PUBLISH:
         capture(r, bitt_pubsub_publish(s, mname(op), arg(&op->value), op->value.n));
         break;
-    case OP_P_NEXT:
-        rc = bitt_pubsub_next(op->sub, op->timeout, &r->msg);
+    case OP_P_NEXT: {
+        bitt_cancel *cancel = cancel_for(op, &rc);
+        if (!rc)
+            rc = bitt_pubsub_next_cancel(op->sub, op->timeout, cancel, &r->msg);
+        bitt_cancel_free(cancel);
         capture(r, rc);
         if (rc == BITT_OK && !r->msg)
             problem(r, "bitt_pubsub_next returned BITT_OK with *out = NULL");
@@ -249,6 +266,7 @@ static void exec_pubsub(bitt_store *s, const ct_op *op, ct_result *r)
         if (r->msg && bitt_message_token(r->msg))
             problem(r, "a published message carries a token");
         break;
+    }
     default: capture(r, BITT_OK); /* pubsub.close: the op closes its subscription when freed */
     }
 }
@@ -314,6 +332,9 @@ void ct_exec_module(bitt_store *s, const ct_op *op, ct_result *r)
         break;
     case OP_Q_EXTEND:
         capture(r, bitt_queue_extend(s, mname(op), op->id, op->token, op->lease_ms));
+        break;
+    case OP_Q_SNOOZE:
+        capture(r, bitt_queue_snooze(s, mname(op), op->id, op->token, op->delay));
         break;
     case OP_Q_DEAD_LIST:
         rc = bitt_queue_dead_list(s, mname(op), op->id, op->limit, &list);

@@ -15,11 +15,13 @@
 
 static const char *const A_ENQUEUE[] = {"queue.enqueue", "topic",        "payload", "kind",
                                         "delay",         "max_attempts", "dedup",   NULL};
-static const char *const A_DEQUEUE[] = {"queue.dequeue", "topic", "limit", "lease", "wait", NULL};
+static const char *const A_DEQUEUE[] = {"queue.dequeue", "topic",  "limit", "lease",
+                                        "wait",          "cancel", NULL};
 static const char *const A_ACK[] = {"queue.ack", "topic", "id", "token", NULL};
 static const char *const A_ACK_MANY[] = {"queue.ack_many", "topic", "items", NULL};
 static const char *const A_NACK[] = {"queue.nack", "topic", "id", "token", "error", "delay", NULL};
 static const char *const A_EXTEND[] = {"queue.extend", "topic", "id", "token", "lease", NULL};
+static const char *const A_SNOOZE[] = {"queue.snooze", "topic", "id", "token", "delay", NULL};
 static const char *const A_DEAD_LIST[] = {"queue.dead_list", "topic", "after", "limit", NULL};
 static const char *const A_DEAD_RETRY[] = {"queue.dead_retry", "topic", "id", NULL};
 static const char *const A_DEAD_DELETE[] = {"queue.dead_delete", "topic", "id", NULL};
@@ -40,7 +42,7 @@ static const char *const A_DISCARD[] = {"outbox.discard", "stream", "seqs", NULL
 static const char *const A_COUNTS[] = {"outbox.counts", "stream", NULL};
 static const char *const A_SUBSCRIBE[] = {"pubsub.subscribe", "channel", NULL};
 static const char *const A_PUBLISH[] = {"pubsub.publish", "channel", "data", NULL};
-static const char *const A_NEXT[] = {"pubsub.next", "sub", "timeout", NULL};
+static const char *const A_NEXT[] = {"pubsub.next", "sub", "timeout", "cancel", NULL};
 static const char *const A_CLOSE[] = {"pubsub.close", "sub", NULL};
 static const char *const A_TAKE[] = {"budget.take", "name", "capacity", "refill",
                                      "period",      "n",    NULL};
@@ -62,6 +64,7 @@ static const struct {
     {OP_Q_ACK_MANY, A_ACK_MANY, 0},
     {OP_Q_NACK, A_NACK, 0},
     {OP_Q_EXTEND, A_EXTEND, 0},
+    {OP_Q_SNOOZE, A_SNOOZE, 0},
     {OP_Q_DEAD_LIST, A_DEAD_LIST, 0},
     {OP_Q_DEAD_RETRY, A_DEAD_RETRY, 0},
     {OP_Q_DEAD_DELETE, A_DEAD_DELETE, 0},
@@ -314,6 +317,18 @@ static int sub_of(ct_run *run, const js_value *step, ct_op *op, int detach)
     return ct_broken(run, "no open subscription named %s", v->str);
 }
 
+/* "cancel": absent, or "fired" (the call gets a bitt_cancel fired before it). */
+static int cancel_of(ct_run *run, const js_value *step, ct_op *op)
+{
+    const js_value *v = js_get(step, "cancel");
+    if (!v)
+        return 0;
+    if (v->type != JS_STRING || strcmp(v->str, "fired"))
+        return ct_broken(run, "\"cancel\" is \"fired\" (or absent)");
+    op->cancel = 1;
+    return 0;
+}
+
 /* ---- ops ---------------------------------------------------------------------------- */
 
 int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
@@ -335,11 +350,12 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
         return name_arg(run, js_get(step, "topic"), "topic", &op->mname) ||
                opt_u32(run, step, "limit", &op->limit) ||
                opt_i64(run, step, "lease", &op->lease_ms) ||
-               opt_i64(run, step, "wait", &op->wait_ms);
+               opt_i64(run, step, "wait", &op->wait_ms) || cancel_of(run, step, op);
     case OP_Q_ACK:
     case OP_Q_NACK:
     case OP_Q_EXTEND:
-        op->delay = -1;
+    case OP_Q_SNOOZE:
+        op->delay = op->code == OP_Q_SNOOZE ? 0 : -1;
         if (name_arg(run, js_get(step, "topic"), "topic", &op->mname) ||
             required(run, js_get(step, "id"), "id") ||
             ct_u64_arg(run, js_get(step, "id"), "id", &op->id) ||
@@ -349,6 +365,8 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
         if (op->code == OP_Q_NACK)
             return opt_text(run, step, "error", &op->error) ||
                    opt_i64(run, step, "delay", &op->delay);
+        if (op->code == OP_Q_SNOOZE)
+            return opt_i64(run, step, "delay", &op->delay);
         if (op->code == OP_Q_EXTEND)
             return req_i64(run, step, "lease", &op->lease_ms);
         return 0;
@@ -418,7 +436,9 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
     case OP_P_PUBLISH:
         return name_arg(run, js_get(step, "channel"), "channel", &op->mname) ||
                ((v = js_get(step, "data")) && ct_bytes_of(run, v, &op->value));
-    case OP_P_NEXT: return sub_of(run, step, op, 0) || opt_i64(run, step, "timeout", &op->timeout);
+    case OP_P_NEXT:
+        return sub_of(run, step, op, 0) || opt_i64(run, step, "timeout", &op->timeout) ||
+               cancel_of(run, step, op);
     case OP_P_CLOSE: return sub_of(run, step, op, 1);
 
     case OP_B_TAKE:
