@@ -115,6 +115,18 @@ static void bittw_raise_last(int code)
     bittw_raise(code, msg);
 }
 
+/* bindings/ERRORS.md: "{what}: integer {n} is outside the {range} range", an
+ * InvalidArgument (-1). Replaces the OverflowError the conversion set. */
+static void bittw_raise_range(PyObject *n, const char *what, const char *range)
+{
+    PyErr_Clear();
+    PyObject *m = PyUnicode_FromFormat("%s: integer %S is outside the %s range", what, n, range);
+    const char *u = m ? PyUnicode_AsUTF8(m) : NULL;
+    if (u)
+        bittw_raise(BITT_EINVAL, u);
+    Py_XDECREF(m);
+}
+
 /* Borrow a byte buffer (any buffer object; None when allow_none gives NULL). */
 static int bittw_get_buffer(PyObject *o, Py_buffer *view, int allow_none, const char *what)
 {
@@ -125,7 +137,7 @@ static int bittw_get_buffer(PyObject *o, Py_buffer *view, int allow_none, const 
         return 0;
     if (PyObject_GetBuffer(o, view, PyBUF_SIMPLE) != 0) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "%s must be a bytes-like object, not %.100s", what,
+        PyErr_Format(PyExc_TypeError, "%s: %.100s is not a bytes-like object", what,
                      Py_TYPE(o)->tp_name);
         view->obj = NULL;
         return -1;
@@ -154,13 +166,16 @@ static int bittw_get_cstr(PyObject *o, const char **out, PyObject **keep, int al
         if (!*keep)
             return -1;
     } else {
-        PyErr_Format(PyExc_TypeError, "%s must be str or bytes, not %.100s", what,
+        PyErr_Format(PyExc_TypeError, "%s: %.100s is not str or bytes", what,
                      Py_TYPE(o)->tp_name);
         return -1;
     }
     if ((size_t)PyBytes_GET_SIZE(*keep) != strlen(PyBytes_AS_STRING(*keep))) {
         Py_CLEAR(*keep);
-        PyErr_Format(PyExc_ValueError, "%s must not contain a NUL byte", what);
+        /* A C string cannot carry it to the core, which would refuse it. */
+        char m_[160];
+        snprintf(m_, sizeof m_, "%s: a name or text must not contain a NUL byte", what);
+        bittw_raise(BITT_EINVAL, m_);
         return -1;
     }
     *out = PyBytes_AS_STRING(*keep);
@@ -528,32 +543,38 @@ BITTW_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
   free(ids_$argnum); free(toks_$argnum); free(keeps_$argnum); free(sts_$argnum);
 }
 
-/* Integer arguments: a clear TypeError for anything but an int. */
+/* Integer arguments: a clear TypeError for anything but an int, and
+ * bindings/ERRORS.md's InvalidArgument for one the C type cannot hold. */
 %typemap(in) int64_t {
   if (!PyLong_Check($input)) {
-    PyErr_Format(PyExc_TypeError, "$1_name must be an int, not %.100s", Py_TYPE($input)->tp_name);
+    PyErr_Format(PyExc_TypeError, "$1_name: %.100s is not an int", Py_TYPE($input)->tp_name);
     SWIG_fail;
   }
   $1 = (int64_t)PyLong_AsLongLong($input);
-  if (PyErr_Occurred()) SWIG_fail;
+  if (PyErr_Occurred()) { bittw_raise_range($input, "$1_name", "int64"); SWIG_fail; }
 }
 %typemap(in) uint64_t {
   if (!PyLong_Check($input)) {
-    PyErr_Format(PyExc_TypeError, "$1_name must be an int, not %.100s", Py_TYPE($input)->tp_name);
+    PyErr_Format(PyExc_TypeError, "$1_name: %.100s is not an int", Py_TYPE($input)->tp_name);
     SWIG_fail;
   }
   $1 = (uint64_t)PyLong_AsUnsignedLongLong($input);
-  if (PyErr_Occurred()) SWIG_fail;
+  if (PyErr_Occurred()) { bittw_raise_range($input, "$1_name", "uint64"); SWIG_fail; }
 }
 %typemap(in) uint32_t {
   if (!PyLong_Check($input)) {
-    PyErr_Format(PyExc_TypeError, "$1_name must be an int, not %.100s", Py_TYPE($input)->tp_name);
+    PyErr_Format(PyExc_TypeError, "$1_name: %.100s is not an int", Py_TYPE($input)->tp_name);
     SWIG_fail;
   }
   unsigned long long v_ = PyLong_AsUnsignedLongLong($input);
-  if (PyErr_Occurred()) SWIG_fail;
-  if (v_ > 0xffffffffULL) { PyErr_SetString(PyExc_OverflowError, "$1_name is out of range"); SWIG_fail; }
+  if (PyErr_Occurred() || v_ > 0xffffffffULL) { bittw_raise_range($input, "$1_name", "uint32"); SWIG_fail; }
   $1 = (uint32_t)v_;
+}
+
+/* Cancel tokens: opaque pointers, owned by bitt.CancelToken. */
+%typemap(in, numinputs=0) bitt_cancel **out (bitt_cancel *tmp = NULL) "$1 = &tmp;";
+%typemap(argout) bitt_cancel **out {
+  %append_output(SWIG_NewPointerObj(*$1, $descriptor(bitt_cancel *), 0));
 }
 
 /* The GIL. Memory calls take about a microsecond: they keep it (releasing
@@ -603,9 +624,12 @@ BITTW_STORE_CALL(bitt_schedule_get) BITTW_STORE_CALL(bitt_schedule_delete)
 BITTW_STORE_CALL(bittw_kv_get_many) BITTW_STORE_CALL(bittw_kv_list)
 BITTW_STORE_CALL(bittw_queue_enqueue) BITTW_STORE_CALL(bittw_queue_stats)
 BITTW_STORE_CALL(bittw_schedule_list)
+BITTW_STORE_CALL(bitt_queue_snooze)
 /* The waits: always released when they may wait. */
 BITTW_RELEASE_IF(bittw_queue_dequeue, arg5 > 0 || box1->release)
+BITTW_RELEASE_IF(bittw_queue_dequeue_cancel, arg5 > 0 || box1->release)
 BITTW_RELEASE_IF(bitt_pubsub_next, arg2 > 0 || box1->release)
+BITTW_RELEASE_IF(bitt_pubsub_next_cancel, arg2 > 0 || box1->release)
 /* Opening (connects, migrates) and closing (waits for calls in flight,
  * which may need the GIL to finish) always release it. */
 %thread bittw_open;
@@ -748,8 +772,12 @@ PyObject *bittw_tuple_encode(PyObject *parts)
             rc = bitt_tuple_push_bool(&key, p == Py_True);
         } else if (PyLong_Check(p)) {
             long long v = PyLong_AsLongLong(p);
-            if (v == -1 && PyErr_Occurred())
+            if (v == -1 && PyErr_Occurred()) {
+                char what[40];
+                snprintf(what, sizeof what, "tuple part %zd", i);
+                bittw_raise_range(p, what, "int64");
                 goto done;
+            }
             rc = bitt_tuple_push_int(&key, (int64_t)v);
         } else if (PyFloat_Check(p)) {
             rc = bitt_tuple_push_float(&key, PyFloat_AS_DOUBLE(p));
@@ -763,7 +791,7 @@ PyObject *bittw_tuple_encode(PyObject *parts)
             Py_buffer view;
             if (bittw_get_buffer(p, &view, 0, "a tuple part") != 0) {
                 PyErr_Format(PyExc_TypeError,
-                             "a tuple part must be bytes, str, int, float or bool, not %.100s",
+                             "tuple part %zd: %.100s is not bytes, str, int, float or bool", i,
                              Py_TYPE(p)->tp_name);
                 goto done;
             }

@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import bitt
+import contract_public as pub
 from bitt import raw
 
 CONTRACT_DIR = Path(__file__).resolve().parents[1] / "contract"
@@ -18,13 +19,13 @@ CONTRACT_DIR = Path(__file__).resolve().parents[1] / "contract"
 STATUS = {"ok": 0, "not_found": 1, "exists": 2, "denied": 3, "invalid": -1, "nomem": -2,
           "too_large": -3, "not_counter": -4, "overflow": -5, "conflict": -6, "backend": -7,
           "busy": -8, "schema": -9, "url": -10, "cursor": -11, "usage": -12,
-          "unsupported": -13, "token": -14, "lease_lost": -15}
+          "unsupported": -13, "token": -14, "lease_lost": -15, "canceled": -16}
 STATUS_NAME = {v: k for k, v in STATUS.items()}
 KINDS = {"bytes": 0, "json": 1, "counter": 2}
 REASONS = {"poison": 1, "invalid": 2, "any": 0}
 
 
-class Broken(Exception):
+class Broken(pub.BrokenCase):
     """The case itself is malformed."""
 
 
@@ -138,7 +139,7 @@ class Run:
 
     def close(self):
         for s in self.open_subs:
-            raw.bitt_pubsub_close(s)
+            s.close()
         self.open_subs = []
         self.store.close()
 
@@ -242,7 +243,7 @@ def check_entry(run, exp, e, what):
 
 # ---- ops: each returns (status, result) -------------------------------------------
 ARGS = {
-    "kv.get": ["key"], "kv.take": ["key"], "kv.get_many": ["keys"],
+    "kv.get": ["key"], "kv.take": ["key"], "kv.get_many": ["keys"], "kv.roundtrip": ["key"],
     "kv.set": ["key", "value", "kind", "ttl"], "kv.add": ["key", "value", "kind", "ttl"],
     "kv.delete": ["key"], "kv.increment": ["key", "delta", "ttl"],
     "kv.list": ["prefix", "start", "end", "limit", "reverse", "cursor", "follow"],
@@ -251,7 +252,8 @@ ARGS = {
     "clock.now": [], "tuple.encode": ["tuple"], "tuple.decode": ["key"],
     "tuple.order": ["tuples"], "parallel": ["threads", "repeat", "step", "expect_counts"], "store.open": ["options"],
     "queue.enqueue": ["topic", "payload", "kind", "delay", "max_attempts", "dedup"],
-    "queue.dequeue": ["topic", "limit", "lease", "wait"],
+    "queue.dequeue": ["topic", "limit", "lease", "wait", "cancel"],
+    "queue.snooze": ["topic", "id", "token", "delay"],
     "queue.ack": ["topic", "id", "token"], "queue.ack_many": ["topic", "items"],
     "queue.nack": ["topic", "id", "token", "error", "delay"],
     "queue.extend": ["topic", "id", "token", "lease"],
@@ -265,7 +267,7 @@ ARGS = {
     "outbox.parked": ["stream", "reason", "limit"], "outbox.retry": ["stream", "seqs"],
     "outbox.discard": ["stream", "seqs"], "outbox.counts": ["stream"],
     "pubsub.subscribe": ["channel"], "pubsub.publish": ["channel", "data"],
-    "pubsub.next": ["sub", "timeout"], "pubsub.close": ["sub"],
+    "pubsub.next": ["sub", "timeout", "cancel"], "pubsub.close": ["sub"],
     "budget.take": ["name", "capacity", "refill", "period", "n"],
     "schedule.upsert": ["key", "interval", "payload", "kind", "first_run_at"],
     "schedule.claim": ["prefix"], "schedule.get": ["key"], "schedule.list": [],
@@ -380,6 +382,8 @@ def exec_step(run, s):
         fn = raw.bitt_kv_get if op == "kv.get" else raw.bitt_kv_take
         st, r = run.call(fn, run.box, bstr(s["key"]))
         return st, {"entry": r[0] if r else None}
+    if op == "kv.roundtrip":
+        return run.call(pub.roundtrip, run.store, bstr(s["key"]))[0], {}
     if op == "kv.get_many":
         keys = keylist(run, s["keys"])
         st, r = run.call(raw.bittw_kv_get_many, run.box, keys)
@@ -485,9 +489,16 @@ def exec_step(run, s):
     if op == "queue.dequeue":
         topic = name(s["topic"])
         limit = num(g("limit", 0))
-        st, r = run.call(raw.bittw_queue_dequeue, run.box, topic, limit, num(g("lease", 0)),
-                         num(g("wait", 0)))
+        if "cancel" in s:  # the binding's own cancellation, through the public API
+            st, r = run.call(lambda *a: (0, pub.dequeue(*a)), run.store, topic, limit,
+                             num(g("lease", 0)), num(g("wait", 0)), pub.cancel_of(s))
+        else:
+            st, r = run.call(raw.bittw_queue_dequeue, run.box, topic, limit, num(g("lease", 0)),
+                             num(g("wait", 0)))
         return st, {"messages": msg_list(run, s, r[0], limit, topic, True) if st == 0 else None}
+    if op == "queue.snooze":
+        return run.call(raw.bitt_queue_snooze, run.box, name(s["topic"]), run.idnum(s["id"]),
+                        run.var(s["token"]), num(g("delay", 0)))[0], {}
     if op in ("queue.ack", "queue.nack", "queue.extend"):
         topic, mid = name(s["topic"]), run.idnum(s["id"])
         tok = run.var(s["token"])
@@ -582,7 +593,7 @@ def exec_step(run, s):
         st, r = run.call(raw.bitt_outbox_counts, run.box, name(s["stream"]))
         return st, ({"pending": r[0], "parked": r[1]} if st == 0 else {})
     if op == "pubsub.subscribe":
-        st, r = run.call(raw.bitt_pubsub_subscribe, run.box, name(s["channel"]))
+        st, r = run.call(lambda c: (0, run.store.pubsub.subscribe(c)), name(s["channel"]))
         if st == 0:
             run.open_subs.append(r[0])
         return st, {"sub": r[0] if st == 0 else None}
@@ -593,7 +604,8 @@ def exec_step(run, s):
         sub = run.subs.get(s["sub"])
         if sub is None:
             raise Broken(f"no subscription {s['sub']}")
-        st, r = run.call(raw.bitt_pubsub_next, sub, num(g("timeout", 0)))
+        st, r = run.call(lambda *a: (1, None) if (m := pub.sub_next(*a)) is None else (0, m),
+                         sub, num(g("timeout", 0)), pub.cancel_of(s))
         if st == 0:
             m = r[0]
             if m is None:
@@ -607,7 +619,7 @@ def exec_step(run, s):
         sub = run.subs.pop(s["sub"], None)
         if sub is None:
             raise Broken(f"no subscription {s['sub']}")
-        raw.bitt_pubsub_close(sub)
+        sub.close()
         run.open_subs.remove(sub)
         return 0, {}
     if op == "budget.take":
@@ -928,7 +940,7 @@ def run_case(url: str, file_backed: bool, case: dict) -> None:
                     raise Broken("parallel takes expect_counts")
                 if "save" in s:
                     do_save(run, op, s["save"], st, res)
-            except (Mismatch, Broken) as e:
+            except (Mismatch, pub.BrokenCase) as e:
                 raise type(e)(f"step {i} ({op}): {e}") from None
     finally:
         run.close()

@@ -8,6 +8,7 @@ import os
 import tempfile
 import threading
 import time
+from datetime import datetime, timezone
 
 import pytest
 
@@ -18,7 +19,8 @@ from bitt import raw
 
 def test_values_table_round_trip():
     with bitt.open("memory:") as s:
-        for v in [b"raw\x00", 0, -(2**63), 2**63 - 1, True, None, 1.5, "text", [1, "a"], {"a": [1]}]:
+        for v in [b"raw\x00", 0, -(2**63), 2**63 - 1, True, None, 1.5, "text", [1, "a"], {"a": [1]},
+                  bitt.JSONInt(3)]:
             s.kv.set("k", v)
             e = s.kv.get("k")
             assert e.value == v and type(e.value) is type(v)
@@ -55,7 +57,7 @@ def test_errors_and_atomic():
             tx.check("a", v).sum("a", 5).enqueue("t", {"x": 1}).outbox_append("o", b"e")
         assert s.kv.get("a").value == 6
         assert s.queue.dequeue("t")[0].value == {"x": 1}
-        lease = s.lease.acquire("L", "me", 1000)
+        lease = s.lease.acquire("L", "me", 1)
         with pytest.raises(bitt.LeaseLostError):
             with s.atomic() as tx:
                 tx.fence("L", "me", lease.epoch + 1).set("z", b"1")
@@ -65,23 +67,23 @@ def test_errors_and_atomic():
 
 def test_modules_smoke():
     with bitt.open("memory:") as s:
-        s.clock.set_manual(1_000_000)
+        s.clock.set_manual(datetime(2030, 1, 1, tzinfo=timezone.utc))
         mid = s.queue.enqueue("q", b"p", max_attempts=1)
-        (m,) = s.queue.dequeue("q", lease=10)
+        (m,) = s.queue.dequeue("q", lease=0.01)
         assert m.id == mid and m.token
         s.queue.nack(m, "boom")
         assert [d.id for d in s.queue.dead_list("q")] == [mid]
         assert s.queue.dead_retry("q") == 1
-        assert s.queue.stats("q")["pending"] == 1
+        assert s.queue.stats("q").pending == 1
         seq = s.outbox.append("st", {"e": 1})
         assert [e.id for e in s.outbox.pending("st")] == [seq]
         assert s.outbox.ack("st", [seq]) == 1
-        assert s.outbox.counts("st") == {"pending": 0, "parked": 0}
-        assert s.budget.take("b", capacity=1, refill=1, period=1000) == 0
-        assert s.budget.take("b", capacity=1, refill=1, period=1000) > 0
-        s.schedule.upsert("job", 1000, {"x": 1})
+        assert s.outbox.counts("st") == bitt.OutboxCounts(pending=0, parked=0)
+        assert s.budget.take("b", capacity=1, refill=1, period=1) == 0
+        assert s.budget.take("b", capacity=1, refill=1, period=1) == 1.0
+        s.schedule.upsert("job", 1, {"x": 1})
         assert s.schedule.claim() is None
-        s.clock.advance(1000)
+        s.clock.advance(1)
         assert s.schedule.claim().value == {"x": 1}
         with s.pubsub.subscribe("ch") as sub:
             s.pubsub.publish("ch", b"hi")
@@ -98,7 +100,7 @@ def test_queue_ack_many_takes_messages_or_pairs():
         assert s.queue.ack_many("q", [a, (b.id, b.token), (c.id, "stale")]) == [True, True, False]
         assert s.queue.ack_many("q", [a, c]) == [False, True]
         assert s.queue.ack_many("q", []) == []
-        assert s.queue.stats("q")["processing"] == 0
+        assert s.queue.stats("q").processing == 0
         with pytest.raises(bitt.InvalidArgument):
             s.queue.ack_many("q", [(1, None)])
 
@@ -303,7 +305,8 @@ def test_gil_released_during_wait():
     lambda s: s.kv.get(object()),
     lambda s: s.kv.set("k", object()),
     lambda s: s.kv.set("k", 1, ttl="x"),
-    lambda s: s.kv.set("k", 1, ttl=1.5),
+    lambda s: s.kv.set("k", 1, ttl=True),
+    lambda s: s.kv.set("k", 1, ttl=[1]),
     lambda s: s.kv.increment("k", "x"),
     lambda s: s.kv.get_many(5),
     lambda s: s.kv.get_many([b"a", 3]),

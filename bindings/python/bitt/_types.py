@@ -1,0 +1,134 @@
+"""The result classes of the Python API (typed NamedTuples: cheap to make,
+immutable, and they print their fields)."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, List, NamedTuple, Optional, Tuple, Union
+
+from ._units import opt_time_of, seconds_of, time_of
+from ._values import KIND_BYTES, Stored, decode_value
+
+Name = Union[str, bytes]
+"""A topic, stream, channel, lease name or owner, budget name or schedule key:
+a str (UTF-8) or bytes."""
+
+PARK_POISON = 1
+"""An outbox event parked because its handler keeps failing on it."""
+PARK_INVALID = 2
+"""An outbox event parked because it can never be handled as it is."""
+
+
+class Entry(NamedTuple):
+    """A KV entry: the key's bytes, its decoded value, its versionstamp, when
+    it expires (None: never) and the value's kind (``bitt.KIND_*``)."""
+
+    key: bytes
+    value: Stored
+    version: int
+    expires_at: Optional[datetime]
+    kind: int = KIND_BYTES
+
+
+def entry_of(t: Tuple[bytes, bytes, int, int, int]) -> Entry:
+    """An Entry from the extension's (key, value, kind, version, expires_at) tuple."""
+    return Entry(t[0], decode_value(t[1], t[2]), t[3], None if t[4] == 0 else time_of(t[4]), t[2])
+
+
+class Page(NamedTuple):
+    """One page of a KV list: its entries, and the cursor of the next page
+    (None after the last)."""
+
+    entries: List[Entry]
+    cursor: Optional[str]
+
+
+class Message(NamedTuple):
+    """A queue delivery, a dead letter, an outbox event or a published message.
+
+    ``token`` is the delivery's ack token (queue deliveries only); times are
+    UTC datetimes: ``due_at`` is the end of a delivery's lease (an outbox
+    event's next attempt time, None when none), ``failed_at`` when a dead
+    letter died or an event was parked (else None). ``park_reason`` is
+    ``bitt.PARK_POISON`` or ``bitt.PARK_INVALID`` for parked events, else 0."""
+
+    id: int
+    topic: str
+    payload: bytes
+    kind: int
+    token: Optional[str]
+    attempts: int
+    max_attempts: int
+    last_error: Optional[str]
+    created_at: Optional[datetime]
+    due_at: Optional[datetime]
+    failed_at: Optional[datetime]
+    park_reason: int
+
+    @property
+    def value(self) -> Stored:
+        """The payload decoded by its kind (bindings/VALUES.md)."""
+        return decode_value(self.payload, self.kind)
+
+
+MessageTuple = Tuple[int, str, bytes, int, Optional[str], int, int, Optional[str], int, int, int,
+                     int]
+
+
+def message_of(t: MessageTuple) -> Message:
+    """A Message from the extension's tuple (times in ms)."""
+    return Message(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], opt_time_of(t[8]),
+                   opt_time_of(t[9]), opt_time_of(t[10]), t[11])
+
+
+def messages_of(lst: List[Any]) -> List[Message]:
+    """Messages from the extension's list of tuples."""
+    return [message_of(t) for t in lst]
+
+
+class Lease(NamedTuple):
+    """A held lease: its name, owner, epoch (the fencing token) and end."""
+
+    name: str
+    owner: str
+    epoch: int
+    expires_at: datetime
+
+
+class Schedule(NamedTuple):
+    """An interval schedule: its key, interval (seconds), payload and kind, the
+    next run, and (in a claim's result) the occurrence claimed."""
+
+    key: str
+    interval: float
+    payload: bytes
+    kind: int
+    next_run_at: datetime
+    occurrence: int
+
+    @property
+    def value(self) -> Stored:
+        """The payload decoded by its kind (bindings/VALUES.md)."""
+        return decode_value(self.payload, self.kind)
+
+
+def schedule_of(t: Tuple[str, int, bytes, int, int, int]) -> Schedule:
+    """A Schedule from the extension's tuple (times in ms)."""
+    return Schedule(t[0], seconds_of(t[1]), t[2], t[3], time_of(t[4]), t[5])
+
+
+class QueueStats(NamedTuple):
+    """A topic's counts, and since when its oldest claimable message waits
+    (None when none does)."""
+
+    pending: int
+    delayed: int
+    processing: int
+    dead: int
+    oldest_pending_at: Optional[datetime]
+
+
+class OutboxCounts(NamedTuple):
+    """A stream's pending and parked event counts."""
+
+    pending: int
+    parked: int
