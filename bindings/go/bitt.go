@@ -3,10 +3,20 @@
 // budgets and schedules) over memory, SQLite, PostgreSQL and Redis.
 //
 // It is a thin layer over the C library (linked through pkg-config): every
-// rule is the core's. A *Store is safe for use by many goroutines. Methods
-// take a context: a done context fails a call before it starts, and the
-// waits (Queue.Dequeue with a Wait, Subscription.Next) end at its deadline
-// or cancellation. A call already inside the core is not interrupted.
+// rule is the core's. A *Store is safe for use by many goroutines.
+//
+// Units: every duration is a time.Duration (sent to the core in whole
+// milliseconds, a fraction rounded up) and every absolute time a
+// time.Time (UTC, millisecond precision, on the store's clock); a zero
+// time.Time is "none" where the core has none (an entry that never
+// expires) and "now" where the core takes 0 for now.
+//
+// Methods take a context: a done context fails a call before it starts,
+// and the waits (Queue.Dequeue with a Wait, Queue.Consume,
+// Subscription.Next and All) end as soon as it is done, through a cancel
+// token of the core (bitt_cancel), having leased nothing. Cancellation
+// errors satisfy errors.Is(err, ErrCanceled) and errors.Is(err, ctx.Err()).
+// A call already inside the core that does not wait is not interrupted.
 package bitt
 
 import (
@@ -54,6 +64,8 @@ type Store struct {
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
 
+	waits waiters // the cancel tokens of waits in progress (fired by Close)
+
 	comb *combiner // KV calls of many goroutines in one call (Redis, PostgreSQL gets)
 }
 
@@ -66,7 +78,7 @@ func Open(url string) (*Store, error) {
 	}
 	h := &handle{box: box}
 	runtime.SetFinalizer(h, func(h *handle) { raw.Bittw_free(h.box) })
-	s := &Store{h: h, subs: map[*Subscription]struct{}{}}
+	s := &Store{h: h, subs: map[*Subscription]struct{}{}, waits: waiters{closedMsg: "the store is closed"}}
 	s.KV = &KV{s}
 	s.Queue = &Queue{s}
 	s.Leases = &Leases{s}
@@ -79,10 +91,12 @@ func Open(url string) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the store's subscriptions and the store; it waits for calls
-// in flight. Later calls fail with ErrUsage ("the store is closed").
+// Close closes the store's subscriptions and the store. It ends the waits
+// in progress at once (they fail with ErrUsage, "the store is closed") and
+// waits for other calls in flight. Later calls fail with ErrUsage.
 // Closing twice is fine.
 func (s *Store) Close() error {
+	s.waits.close() // a wait in progress holds the box: end it first
 	s.mu.Lock()
 	subs := make([]*Subscription, 0, len(s.subs))
 	for sub := range s.subs {
@@ -129,22 +143,17 @@ func (s *Store) done(rc int) error {
 	return err
 }
 
+// ctxErr is the error of a call whose ctx is done before it starts: an
+// ErrCanceled that unwraps to ctx.Err().
 func ctxErr(ctx context.Context) error {
 	if ctx == nil {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
-		return &ctxError{err}
+		return canceled(ctx, err.Error())
 	}
 	return nil
 }
-
-// ctxError wraps ctx.Err() so that errors.Is(err, context.Canceled) and
-// errors.Is(err, context.DeadlineExceeded) work.
-type ctxError struct{ err error }
-
-func (e *ctxError) Error() string { return "bitt: " + e.err.Error() }
-func (e *ctxError) Unwrap() error { return e.err }
 
 // ---- options ----------------------------------------------------------
 
@@ -152,9 +161,9 @@ func (e *ctxError) Unwrap() error { return e.err }
 type Option func(*options)
 
 type options struct {
-	ttl         int64
+	ttl         int64 // ms, as the core takes it
 	kind        Kind
-	delay       int64
+	delay       int64 // ms
 	delaySet    bool
 	maxAttempts uint32
 	dedup       []byte
@@ -169,12 +178,34 @@ func collect(opts []Option) options {
 }
 
 // ms converts a duration to whole milliseconds, rounding a positive
-// fraction up (a 1 µs TTL must not mean "no expiry").
+// fraction up (a 1 µs TTL must not mean "no expiry"). A negative one stays
+// negative, for the core to refuse.
 func ms(d time.Duration) int64 {
 	if d > 0 {
-		return int64((d + time.Millisecond - 1) / time.Millisecond)
+		return int64((d-1)/time.Millisecond) + 1
 	}
 	return int64(d / time.Millisecond)
+}
+
+// durationOf is a duration in ms from the core.
+func durationOf(msec int64) time.Duration { return time.Duration(msec) * time.Millisecond }
+
+// timeOf is a time in ms on the store's clock; 0, the core's "none", is
+// the zero time.Time.
+func timeOf(msec int64) time.Time {
+	if msec == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(msec).UTC()
+}
+
+// unixMs is a time for the core: the zero time is 0 (the core's "none" or
+// "now"), any other its ms since the Unix epoch (sub-ms truncated).
+func unixMs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }
 
 // TTL makes a key expire d after the write (0: never).

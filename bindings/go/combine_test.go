@@ -63,7 +63,7 @@ func combinedCallsKeepTheirResults(t *testing.T, s *Store) {
 			last = ver
 			e, err := s.KV.Get(ctx, key)
 			if err != nil || e == nil || !bytes.Equal(e.Value, val) || e.Version != ver ||
-				e.Kind != KindBytes || e.ExpiresAt == 0 || string(e.Key) != string(key) {
+				e.Kind != KindBytes || e.ExpiresAt.IsZero() || string(e.Key) != string(key) {
 				return fmt.Errorf("get %d: %+v, %v (want version %d)", i, e, err, ver)
 			}
 			// a refused call among the others fails alone, with its message

@@ -43,7 +43,7 @@ func (r *run) checkEntry(exp obj, e *Entry, what string) {
 	checkMembers(exp, []string{"key", "value", "kind", "expires_at", "counter", "version_eq", "version_ne",
 		"version_gt", "version_lt", "status"}, what)
 	checkFields(exp, what, map[string]any{"key": e.Key, "value": e.Value, "kind": kindOf(e.Kind),
-		"expires_at": bi(e.ExpiresAt)})
+		"expires_at": bi(unixMs(e.ExpiresAt))})
 	if v, ok := exp["counter"]; ok {
 		var want *big.Int
 		if v != nil {
@@ -105,7 +105,7 @@ func (r *run) checkMessages(exp obj, msgs []*Message) {
 				}
 			}
 			nums := map[string]*big.Int{"attempts": bu(uint64(m.Attempts)), "max_attempts": bu(uint64(m.MaxAttempts)),
-				"created_at": bi(m.CreatedAt), "due_at": bi(m.DueAt), "failed_at": bi(m.FailedAt)}
+				"created_at": bi(unixMs(m.CreatedAt)), "due_at": bi(unixMs(m.DueAt)), "failed_at": bi(unixMs(m.FailedAt))}
 			for f, got := range nums {
 				if x, ok := e[f]; ok {
 					eq(w+" "+f, got, num(x))
@@ -128,9 +128,9 @@ func (r *run) checkMessages(exp obj, msgs []*Message) {
 
 func (r *run) schedFields(exp obj, s *Schedule, what string) {
 	checkMembers(exp, []string{"key", "interval", "payload", "kind", "next_run_at", "occurrence", "status"}, what)
-	checkFields(exp, what, map[string]any{"key": []byte(s.Key), "interval": bi(s.Interval),
-		"payload": s.Payload, "kind": kindOf(s.Kind), "next_run_at": bi(s.NextRunAt),
-		"occurrence": bi(s.Occurrence)})
+	checkFields(exp, what, map[string]any{"key": []byte(s.Key), "interval": bi(s.Interval.Milliseconds()),
+		"payload": s.Payload, "kind": kindOf(s.Kind), "next_run_at": bi(unixMs(s.NextRunAt)),
+		"occurrence": bi(unixMs(s.Occurrence))})
 }
 
 // kindOf marks a kind for checkFields (compared with a kind name or number).

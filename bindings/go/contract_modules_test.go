@@ -4,6 +4,9 @@ package bitt
 // budgets, schedules).
 
 import (
+	"context"
+	"errors"
+
 	"github.com/bitt-dev/bitt/bindings/go/internal/raw"
 )
 
@@ -22,6 +25,14 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 		return st, res{}
 	case "queue.dequeue":
 		topic, limit := name(s["topic"]), int(i64(g("limit", zero)))
+		if ctx := cancelled(s); ctx != nil {
+			msgs, err := r.store.Queue.Dequeue(ctx, topic, DequeueOptions{Limit: limit,
+				Lease: durationOf(i64(g("lease", zero))), Wait: durationOf(i64(g("wait", zero)))})
+			if err != nil {
+				return r.ctxErrCode(ctx, err), res{}
+			}
+			return 0, res{"messages": r.msgList(msgs, limit, topic, true)}
+		}
 		st, rd := r.record(1024, func(sc []byte) int {
 			return raw.Bittw_queue_dequeue(r.box, topic, uint(limit), i64(g("lease", zero)), i64(g("wait", zero)), sc)
 		})
@@ -29,9 +40,11 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 			return st, res{}
 		}
 		return st, res{"messages": r.msgList(rd.messages(), limit, topic, true)}
-	case "queue.ack", "queue.nack", "queue.extend":
+	case "queue.ack", "queue.nack", "queue.extend", "queue.snooze":
 		topic, id, tok := name(s["topic"]), r.idnum(s["id"]), r.token(s["token"])
 		switch op {
+		case "queue.snooze":
+			return r.call(raw.Bitt_queue_snooze(r.box, topic, id, tok, i64(g("delay", zero)))), res{}
 		case "queue.ack":
 			return r.call(raw.Bitt_queue_ack(r.box, topic, id, tok)), res{}
 		case "queue.nack":
@@ -205,8 +218,15 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 		if !ok {
 			brokenf("no subscription %v", s["sub"])
 		}
-		st, rd := r.record(1024, func(sc []byte) int { return raw.Bitt_pubsub_next(h, i64(g("timeout", zero)), sc) })
-		m := rd.message()
+		var m *Message
+		st := 0
+		if ctx := cancelled(s); ctx != nil {
+			m, st = r.nextCancelled(ctx, h, i64(g("timeout", zero)))
+		} else {
+			var rd *reader
+			st, rd = r.record(1024, func(sc []byte) int { return raw.Bitt_pubsub_next(h, i64(g("timeout", zero)), sc) })
+			m = rd.message()
+		}
 		if st != 0 {
 			if m != nil {
 				mismatchf("a message with status %s", statusName(st))
@@ -219,7 +239,7 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 		if m.hasToken {
 			mismatchf("a published message carries a token")
 		}
-		return st, res{"payload": m.Payload, "channel": []byte(m.Topic), "created_at": bi(m.CreatedAt)}
+		return st, res{"payload": m.Payload, "channel": []byte(m.Topic), "created_at": bi(unixMs(m.CreatedAt))}
 	case "pubsub.close":
 		key := s["sub"].(string)
 		h, ok := r.subs[key]
@@ -277,4 +297,33 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 	}
 	brokenf("unknown op %s", op)
 	return 0, nil
+}
+
+// ctxErrCode is the status of a call a cancelled context ended: it must be
+// an ErrCanceled that also matches the context's error.
+func (r *run) ctxErrCode(ctx context.Context, err error) int {
+	c := errCode(err)
+	if c == ErrCanceled.Code && (!errors.Is(err, ErrCanceled) || !errors.Is(err, ctx.Err())) {
+		mismatchf("a cancelled call's error %v does not match ErrCanceled and %v", err, ctx.Err())
+	}
+	return c
+}
+
+// nextCancelled is pubsub.next on the raw subscription h through the
+// binding's own wait (the token ctx fires), with the case's timeout.
+func (r *run) nextCancelled(ctx context.Context, h uintptr, timeoutMs int64) (*Message, int) {
+	sub := newSubscription(r.store, h)
+	w, err := beginWait(ctx, &sub.waits)
+	if err != nil {
+		return nil, errCode(err)
+	}
+	defer w.end()
+	m, err := sub.next(durationOf(timeoutMs), w.tok)
+	if err = w.result(err); err != nil {
+		return nil, r.ctxErrCode(ctx, err)
+	}
+	if m == nil {
+		return nil, 1
+	}
+	return m, 0
 }

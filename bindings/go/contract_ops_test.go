@@ -2,6 +2,7 @@ package bitt
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"runtime"
@@ -13,7 +14,7 @@ import (
 )
 
 var opArgs = map[string][]string{
-	"kv.get": {"key"}, "kv.take": {"key"}, "kv.get_many": {"keys"},
+	"kv.get": {"key"}, "kv.take": {"key"}, "kv.get_many": {"keys"}, "kv.roundtrip": {"key"},
 	"kv.set": {"key", "value", "kind", "ttl"}, "kv.add": {"key", "value", "kind", "ttl"},
 	"kv.delete": {"key"}, "kv.increment": {"key", "delta", "ttl"},
 	"kv.list":  {"prefix", "start", "end", "limit", "reverse", "cursor", "follow"},
@@ -22,7 +23,8 @@ var opArgs = map[string][]string{
 	"clock.now": {}, "tuple.encode": {"tuple"}, "tuple.decode": {"key"},
 	"tuple.order": {"tuples"}, "parallel": {"threads", "repeat", "step", "expect_counts"}, "store.open": {"options"},
 	"queue.enqueue":   {"topic", "payload", "kind", "delay", "max_attempts", "dedup"},
-	"queue.dequeue":   {"topic", "limit", "lease", "wait"},
+	"queue.dequeue":   {"topic", "limit", "lease", "wait", "cancel"},
+	"queue.snooze":    {"topic", "id", "token", "delay"},
 	"queue.ack":       {"topic", "id", "token"},
 	"queue.ack_many":  {"topic", "items"},
 	"queue.nack":      {"topic", "id", "token", "error", "delay"},
@@ -37,7 +39,7 @@ var opArgs = map[string][]string{
 	"outbox.parked": {"stream", "reason", "limit"}, "outbox.retry": {"stream", "seqs"},
 	"outbox.discard": {"stream", "seqs"}, "outbox.counts": {"stream"},
 	"pubsub.subscribe": {"channel"}, "pubsub.publish": {"channel", "data"},
-	"pubsub.next": {"sub", "timeout"}, "pubsub.close": {"sub"},
+	"pubsub.next": {"sub", "timeout", "cancel"}, "pubsub.close": {"sub"},
 	"budget.take":     {"name", "capacity", "refill", "period", "n"},
 	"schedule.upsert": {"key", "interval", "payload", "kind", "first_run_at"},
 	"schedule.claim":  {"prefix"}, "schedule.get": {"key"}, "schedule.list": {},
@@ -226,6 +228,8 @@ func (r *run) exec(s obj) (int, res) {
 		key := bstr(s["key"])
 		st, rd := r.record(len(key), func(sc []byte) int { return f(r.box, key, sc) })
 		return st, res{"entry": rd.entry()}
+	case "kv.roundtrip":
+		return r.roundtrip(bstr(s["key"])), res{}
 	case "kv.get_many":
 		keys := r.keylist(s["keys"].(arr), false)
 		st, rd := r.record(4096, func(sc []byte) int { return raw.Bittw_kv_get_many(r.box, packKeys(keys), sc) })
@@ -330,6 +334,43 @@ func (r *run) exec(s obj) (int, res) {
 		return st, res{}
 	}
 	return r.execModule(op, s, g)
+}
+
+// roundtrip reads key as a user does (Get, then Decode: the Go value) and
+// writes that value back through the public encoding (SetValue, no TTL).
+func (r *run) roundtrip(key []byte) int {
+	ctx := context.Background()
+	e, err := r.store.KV.Get(ctx, key)
+	if err != nil {
+		return errCode(err)
+	}
+	if e == nil {
+		return 1 // not_found: nothing is written
+	}
+	v, err := e.Decode()
+	if err != nil {
+		return errCode(err)
+	}
+	if _, err := r.store.KV.SetValue(ctx, key, v); err != nil {
+		return errCode(err)
+	}
+	return 0
+}
+
+// cancelled is the context of a step with "cancel": "fired" (the Go way
+// of a fired cancel token: a cancelled context), else nil.
+func cancelled(s obj) context.Context {
+	switch v := s["cancel"]; v {
+	case nil:
+		return nil
+	case "fired":
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx
+	default:
+		brokenf("cancel must be \"fired\", not %v", v)
+		return nil
+	}
 }
 
 func (r *run) txn(s obj) (int, res) {

@@ -37,7 +37,7 @@ func mismatchf(f string, a ...any) { panic(diff{fmt.Sprintf(f, a...)}) }
 var statusCodes = map[string]int{"ok": 0, "not_found": 1, "exists": 2, "denied": 3, "invalid": -1,
 	"nomem": -2, "too_large": -3, "not_counter": -4, "overflow": -5, "conflict": -6, "backend": -7,
 	"busy": -8, "schema": -9, "url": -10, "cursor": -11, "usage": -12, "unsupported": -13,
-	"token": -14, "lease_lost": -15}
+	"token": -14, "lease_lost": -15, "canceled": -16}
 var kinds = map[string]int{"bytes": 0, "json": 1, "counter": 2}
 var reasons = map[string]int{"poison": 1, "invalid": 2, "any": 0}
 

@@ -2,17 +2,25 @@ package bitt
 
 import (
 	"bytes"
+	"context"
 	"strconv"
 
 	"github.com/bitt-dev/bitt/bindings/go/internal/raw"
 )
 
-// Error is a failure the C core reported: its status code and message.
-// errors.Is(err, ErrConflict) (and every other sentinel) compares codes.
+// Error is a failure the C core reported: its status code and message
+// (bindings/ERRORS.md). errors.Is(err, ErrConflict) (and every other
+// sentinel) compares codes. An ErrCanceled also unwraps to its context's
+// error: errors.Is(err, context.Canceled) or context.DeadlineExceeded.
 type Error struct {
 	Code    int
 	Message string
+
+	causes []error // a cancellation's ctx.Err() (and context.Cause)
 }
+
+// Unwrap gives a cancellation's context errors (nil for other errors).
+func (e *Error) Unwrap() []error { return e.causes }
 
 func (e *Error) Error() string {
 	name := codeNames[e.Code]
@@ -49,6 +57,7 @@ var (
 	ErrUnsupported = &Error{Code: -13}
 	ErrToken       = &Error{Code: -14}
 	ErrLeaseLost   = &Error{Code: -15}
+	ErrCanceled    = &Error{Code: -16} // a wait ended by its context (or by Close)
 )
 
 var codeNames = map[int]string{
@@ -56,7 +65,21 @@ var codeNames = map[int]string{
 	-2: "out of memory", -3: "too large", -4: "not a counter", -5: "overflow",
 	-6: "conflict", -7: "backend error", -8: "busy", -9: "schema", -10: "bad URL",
 	-11: "bad cursor", -12: "usage", -13: "unsupported", -14: "stale token",
-	-15: "lease lost",
+	-15: "lease lost", -16: "canceled",
+}
+
+// canceled is the ErrCanceled of a call that ctx ended, with msg (the
+// core's message when the core ended the wait); it unwraps to ctx.Err()
+// and to context.Cause(ctx) when that differs.
+func canceled(ctx context.Context, msg string) *Error {
+	e := &Error{Code: ErrCanceled.Code, Message: msg}
+	if err := ctx.Err(); err != nil {
+		e.causes = []error{err}
+		if c := context.Cause(ctx); c != nil && c != err {
+			e.causes = append(e.causes, c)
+		}
+	}
+	return e
 }
 
 // errRecordBelow: a status at or below it is the address of an error

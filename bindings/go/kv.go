@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"iter"
+	"time"
 
 	"github.com/bitt-dev/bitt/bindings/go/internal/raw"
 )
@@ -13,8 +14,8 @@ type Entry struct {
 	Key       []byte
 	Value     []byte
 	Kind      Kind
-	Version   uint64 // the versionstamp of the write that made it (>= 1)
-	ExpiresAt int64  // ms on the store's clock, 0 = never
+	Version   uint64    // the versionstamp of the write that made it (>= 1)
+	ExpiresAt time.Time // on the store's clock; zero: never
 }
 
 // KV is the key-value namespace of a store.

@@ -14,7 +14,7 @@ import (
 type Lease struct {
 	Name, Owner string
 	Epoch       uint64
-	ExpiresAt   int64
+	ExpiresAt   time.Time // on the store's clock
 }
 
 // Leases is the lease namespace of a store.
@@ -31,18 +31,20 @@ func (l *Leases) Acquire(ctx context.Context, name, owner string, ttl time.Durat
 	if err != nil || st != 0 {
 		return nil, err
 	}
-	return &Lease{name, owner, epoch, exp}, nil
+	return &Lease{name, owner, epoch, timeOf(exp)}, nil
 }
 
 // Renew extends a held lease; it returns the new expiry (ErrLeaseLost when
 // owner no longer holds it at epoch).
-func (l *Leases) Renew(ctx context.Context, name, owner string, epoch uint64, ttl time.Duration) (int64, error) {
+func (l *Leases) Renew(ctx context.Context, name, owner string, epoch uint64, ttl time.Duration) (time.Time, error) {
 	if err := ctxErr(ctx); err != nil {
-		return 0, err
+		return time.Time{}, err
 	}
 	var exp int64
-	_, err := l.s.status(raw.Bitt_lease_renew(l.s.box(), name, owner, epoch, ms(ttl), &exp))
-	return exp, err
+	if _, err := l.s.status(raw.Bitt_lease_renew(l.s.box(), name, owner, epoch, ms(ttl), &exp)); err != nil {
+		return time.Time{}, err
+	}
+	return timeOf(exp), nil
 }
 
 // Release gives a held lease up.
@@ -62,7 +64,7 @@ func (l *Leases) Get(ctx context.Context, name string) (*Lease, error) {
 	if err != nil || st != 0 {
 		return nil, err
 	}
-	return &Lease{name, string(owner), epoch, exp}, nil
+	return &Lease{name, string(owner), epoch, timeOf(exp)}, nil
 }
 
 func (s *Store) leaseGet(name string) ([]byte, uint64, int64, int, error) {
@@ -127,13 +129,14 @@ func (o *Outbox) Ack(ctx context.Context, stream string, seqs []uint64) (uint64,
 	return o.seqCall(ctx, func(n *uint64) int { return raw.Bitt_outbox_ack(o.s.box(), stream, seqs, n) })
 }
 
-// Fail records a failed attempt of a pending event (next attempt at
-// nextAttemptAt, ms on the store clock; 0: now): false when it is not pending.
-func (o *Outbox) Fail(ctx context.Context, stream string, seq uint64, errText string, nextAttemptAt int64) (bool, error) {
+// Fail records a failed attempt of a pending event, to be tried again at
+// nextAttemptAt (on the store's clock; the zero time: now): false when it
+// is not pending.
+func (o *Outbox) Fail(ctx context.Context, stream string, seq uint64, errText string, nextAttemptAt time.Time) (bool, error) {
 	if err := ctxErr(ctx); err != nil {
 		return false, err
 	}
-	st, err := o.s.status(raw.Bitt_outbox_fail(o.s.box(), stream, seq, optBytes(errText), nextAttemptAt))
+	st, err := o.s.status(raw.Bitt_outbox_fail(o.s.box(), stream, seq, optBytes(errText), unixMs(nextAttemptAt)))
 	return err == nil && st == 0, err
 }
 
@@ -199,11 +202,11 @@ func (b *Budgets) Take(ctx context.Context, name string, capacity, refill int64,
 // Schedule is a recurring job.
 type Schedule struct {
 	Key        string
-	Interval   int64 // ms
+	Interval   time.Duration
 	Payload    []byte
 	Kind       Kind
-	NextRunAt  int64
-	Occurrence int64 // after Claim: the occurrence claimed
+	NextRunAt  time.Time // the next occurrence not yet claimed
+	Occurrence time.Time // after Claim: the occurrence claimed (zero otherwise)
 }
 
 // JSON decodes a KindJSON payload into v.
@@ -212,13 +215,15 @@ func (s *Schedule) JSON(v any) error { return json.Unmarshal(s.Payload, v) }
 // Schedules is the schedule namespace of a store.
 type Schedules struct{ s *Store }
 
-// Upsert creates or updates schedule key (firstRunAt 0: now + interval).
-func (sc *Schedules) Upsert(ctx context.Context, key string, interval time.Duration, payload []byte, firstRunAt int64, opts ...Option) error {
+// Upsert creates or updates schedule key. A new schedule, or one whose
+// interval changes, next runs at firstRunAt (the zero time: now +
+// interval); an unchanged interval keeps the next run time.
+func (sc *Schedules) Upsert(ctx context.Context, key string, interval time.Duration, payload []byte, firstRunAt time.Time, opts ...Option) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
 	o := collect(opts)
-	return sc.s.done(raw.Bitt_schedule_upsert(sc.s.box(), key, ms(interval), payload, int(o.kind), firstRunAt))
+	return sc.s.done(raw.Bitt_schedule_upsert(sc.s.box(), key, ms(interval), payload, int(o.kind), unixMs(firstRunAt)))
 }
 
 func (s *Store) scheduleCall(call func([]byte) int) (*Schedule, int, error) {
@@ -279,12 +284,14 @@ func (sc *Schedules) Delete(ctx context.Context, key string) (bool, error) {
 
 // ---- clock ------------------------------------------------------------
 
-// Clock is the store's clock (ms); tests install a manual one.
+// Clock is the store's clock (millisecond precision); tests install a
+// manual one.
 type Clock struct{ s *Store }
 
-// SetManual installs a manual clock at nowMs.
-func (c *Clock) SetManual(nowMs int64) error {
-	return c.s.done(raw.Bitt_clock_set_manual(c.s.box(), nowMs))
+// SetManual installs a manual clock at now (which the core needs at or
+// after the Unix epoch).
+func (c *Clock) SetManual(now time.Time) error {
+	return c.s.done(raw.Bitt_clock_set_manual(c.s.box(), now.UnixMilli()))
 }
 
 // Advance moves the manual clock forward.
@@ -295,9 +302,11 @@ func (c *Clock) Advance(d time.Duration) error {
 // UseSystem goes back to the system clock.
 func (c *Clock) UseSystem() error { return c.s.done(raw.Bitt_clock_use_system(c.s.box())) }
 
-// Now is the store's time in ms.
-func (c *Clock) Now() (int64, error) {
+// Now is the store's time.
+func (c *Clock) Now() (time.Time, error) {
 	var now int64
-	_, err := c.s.status(raw.Bitt_clock_now(c.s.box(), &now))
-	return now, err
+	if _, err := c.s.status(raw.Bitt_clock_now(c.s.box(), &now)); err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMilli(now).UTC(), nil
 }

@@ -21,9 +21,9 @@ type Message struct {
 	Attempts    uint32
 	MaxAttempts uint32
 	LastError   string
-	CreatedAt   int64
-	DueAt       int64
-	FailedAt    int64
+	CreatedAt   time.Time // when it was enqueued, appended or published
+	DueAt       time.Time // queue: this delivery's lease end; outbox: the next attempt (zero: none)
+	FailedAt    time.Time // dead letters: when it died; parked events: when parked (zero: none)
 	ParkReason  int
 
 	hasToken, hasLastError bool
@@ -56,50 +56,30 @@ func (q *Queue) Enqueue(ctx context.Context, topic string, payload []byte, opts 
 	return id, err
 }
 
-// waitSlice bounds one C wait, so that a cancelled context is seen soon.
-const waitSlice = 100 * time.Millisecond
-
-// sliceWait returns the next C wait (ms) within total and ctx's deadline.
-func sliceWait(ctx context.Context, until time.Time) int64 {
-	d := time.Until(until)
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-		d = time.Until(dl)
-	}
-	if d > waitSlice {
-		d = waitSlice
-	}
-	if d <= 0 {
-		return 0
-	}
-	return ms(d)
+// Dequeue leases up to o.Limit messages of topic; it waits up to o.Wait for
+// a first one. No message: an empty slice. When ctx is done during the
+// wait, it ends at once with ErrCanceled (errors.Is(err, ctx.Err()) holds
+// too) and has leased nothing; Close ends it with ErrUsage.
+func (q *Queue) Dequeue(ctx context.Context, topic string, o DequeueOptions) ([]*Message, error) {
+	return q.s.dequeue(ctx, topic, o.Limit, o.Lease, o.Wait)
 }
 
-// Dequeue leases up to o.Limit messages of topic; it waits up to o.Wait (and
-// no longer than ctx allows) for a first one. No message: an empty slice.
-func (q *Queue) Dequeue(ctx context.Context, topic string, o DequeueOptions) ([]*Message, error) {
-	if err := ctxErr(ctx); err != nil {
+func (s *Store) dequeue(ctx context.Context, topic string, limit int, lease, wait time.Duration) ([]*Message, error) {
+	call := func(tok uintptr) ([]*Message, error) {
+		return s.messagesCall(func(scratch []byte) int {
+			return raw.Bittw_queue_dequeue_cancel(s.box(), topic, uint(limit), ms(lease), ms(wait), tok, scratch)
+		})
+	}
+	if wait == 0 && (ctx == nil || ctx.Done() == nil) {
+		return call(0) // nothing can end it early: no token
+	}
+	w, err := beginWait(ctx, &s.waits)
+	if err != nil {
 		return nil, err
 	}
-	until := time.Now().Add(o.Wait)
-	for {
-		wait := int64(0)
-		if o.Wait > 0 {
-			wait = sliceWait(ctx, until)
-		}
-		msgs, err := q.s.dequeue(topic, o.Limit, ms(o.Lease), wait)
-		if err != nil || len(msgs) > 0 || o.Wait <= 0 || !time.Now().Before(until) {
-			return msgs, err
-		}
-		if err := ctxErr(ctx); err != nil {
-			return nil, err
-		}
-	}
-}
-
-func (s *Store) dequeue(topic string, limit int, leaseMs, waitMs int64) ([]*Message, error) {
-	return s.messagesCall(func(scratch []byte) int {
-		return raw.Bittw_queue_dequeue(s.box(), topic, uint(limit), leaseMs, waitMs, scratch)
-	})
+	defer w.end()
+	msgs, err := call(w.tok)
+	return msgs, w.result(err)
 }
 
 func (s *Store) messagesCall(call func([]byte) int) ([]*Message, error) {
@@ -190,6 +170,20 @@ func (q *Queue) Extend(ctx context.Context, m *Message, lease time.Duration) err
 	return q.s.done(raw.Bitt_queue_extend(q.s.box(), m.Topic, m.ID, m.Token, ms(lease)))
 }
 
+// Snooze gives a delivery back without using an attempt or recording an
+// error: the message is claimable again delay from now (0: at once).
+// ErrToken when the token is not the live lease's.
+func (q *Queue) Snooze(ctx context.Context, topic string, id uint64, token string, delay time.Duration) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	return q.s.snooze(topic, id, token, delay)
+}
+
+func (s *Store) snooze(topic string, id uint64, token string, delay time.Duration) error {
+	return s.done(raw.Bitt_queue_snooze(s.box(), topic, id, token, ms(delay)))
+}
+
 // DeadList lists dead letters of topic after id after (limit 0: 100).
 func (q *Queue) DeadList(ctx context.Context, topic string, after uint64, limit int) ([]*Message, error) {
 	if err := ctxErr(ctx); err != nil {
@@ -223,7 +217,7 @@ func (q *Queue) DeadDelete(ctx context.Context, topic string, id uint64) (uint64
 // QueueStats counts a topic's messages.
 type QueueStats struct {
 	Pending, Delayed, Processing, Dead uint64
-	OldestPendingAt                    int64 // 0: none pending
+	OldestPendingAt                    time.Time // zero: none pending
 }
 
 // Stats counts topic's messages by state.
@@ -233,5 +227,5 @@ func (q *Queue) Stats(ctx context.Context, topic string) (QueueStats, error) {
 	}
 	v := make([]uint64, 5)
 	_, err := q.s.status(raw.Bittw_queue_stats(q.s.box(), topic, v))
-	return QueueStats{v[0], v[1], v[2], v[3], int64(v[4])}, err
+	return QueueStats{v[0], v[1], v[2], v[3], timeOf(int64(v[4]))}, err
 }

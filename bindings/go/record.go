@@ -93,7 +93,7 @@ func (r *reader) entry() *Entry {
 	e := &Entry{Key: r.bytes(), Value: r.bytes()}
 	e.Kind = Kind(r.u64())
 	e.Version = r.u64()
-	e.ExpiresAt = r.i64()
+	e.ExpiresAt = timeOf(r.i64())
 	return e
 }
 
@@ -119,9 +119,9 @@ func (r *reader) message() *Message {
 	m.Attempts = uint32(r.u64())
 	m.MaxAttempts = uint32(r.u64())
 	m.LastError, m.hasLastError = r.str()
-	m.CreatedAt = r.i64()
-	m.DueAt = r.i64()
-	m.FailedAt = r.i64()
+	m.CreatedAt = timeOf(r.i64())
+	m.DueAt = timeOf(r.i64())
+	m.FailedAt = timeOf(r.i64())
 	m.ParkReason = int(r.u64())
 	return m
 }
@@ -140,10 +140,10 @@ func (r *reader) schedule() *Schedule {
 	}
 	s := &Schedule{}
 	s.Key, _ = r.str()
-	s.Interval = r.i64()
+	s.Interval = durationOf(r.i64())
 	s.Payload = r.bytes()
 	s.Kind = Kind(r.u64())
-	s.NextRunAt = r.i64()
-	s.Occurrence = r.i64()
+	s.NextRunAt = timeOf(r.i64())
+	s.Occurrence = timeOf(r.i64())
 	return s
 }
