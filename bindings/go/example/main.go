@@ -39,7 +39,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.KV.SetValue(ctx, key, map[string]any{"hello": "world", "run": runs}); err != nil {
+	if _, err := s.KV.SetValue(ctx, key, map[string]any{"hello": "world", "run": runs}, bitt.TTL(time.Hour)); err != nil {
 		return err
 	}
 	for i := 0; i < 3; i++ {
@@ -47,26 +47,28 @@ func run() error {
 			return err
 		}
 	}
+	// A worker: Consume leases two at a time and yields them one by one; the
+	// loop ends when the jobs of this run are done (or ctx ends).
 	done := 0
-	for {
-		msgs, err := s.Queue.Dequeue(ctx, "jobs", bitt.DequeueOptions{Limit: 2, Lease: time.Minute})
+	for m, err := range s.Queue.Consume(ctx, "jobs", bitt.ConsumeOptions{Prefetch: 2, Lease: time.Minute}) {
 		if err != nil {
 			return err
 		}
-		if len(msgs) == 0 {
-			break
+		if time.Until(m.DueAt) <= 0 { // DueAt: the end of this delivery's lease, a time.Time
+			return fmt.Errorf("job %d leased until %v", m.ID, m.DueAt)
 		}
-		for _, m := range msgs {
-			if err := s.Queue.Ack(ctx, m); err != nil {
-				return err
-			}
-			done++
+		if err := s.Queue.Ack(ctx, m); err != nil {
+			return err
+		}
+		if done++; done == 3 {
+			break
 		}
 	}
 	e, err := s.KV.Get(ctx, key)
 	if err != nil || e == nil {
 		return fmt.Errorf("the greeting is gone: %v", err)
 	}
-	fmt.Printf("run %d: %d jobs done, %s = %s\n", runs, done, "greeting", e.Value)
+	fmt.Printf("run %d: %d jobs done, %s = %s, expires %s\n", runs, done, "greeting", e.Value,
+		e.ExpiresAt.Format(time.RFC3339))
 	return nil
 }
