@@ -17,7 +17,7 @@ static const char usage[] =
     "  kv list                  list entries [--prefix P] [--start S] [--end E]\n"
     "                           [--limit N] [--reverse] [--cursor C] [--all]\n"
     "  kv incr KEY [DELTA]      add to a counter and print it [--ttl MS]\n"
-    "  queue push|pop|ack|nack|extend|stats|dead|retry|purge-dead TOPIC ...\n"
+    "  queue push|pop|ack|nack|extend|snooze|stats|dead|retry|purge-dead TOPIC ...\n"
     "                           a work queue with leases and dead letters\n"
     "  lease acquire|renew|release|get NAME ...\n"
     "                           named locks with fencing epochs\n"

@@ -1,5 +1,5 @@
 /*
- * queue_cmd.c: `bitt queue push|pop|ack|nack|extend|stats` and the dispatch
+ * queue_cmd.c: `bitt queue push|pop|ack|nack|extend|snooze|stats` and the dispatch
  * of `bitt queue` (the dead letters live in queue_dead.c).
  */
 #include <inttypes.h>
@@ -17,13 +17,14 @@ static const char queue_usage[] =
     "  nack TOPIC ID TOKEN        give a delivery back after a failure (retried\n"
     "                             after the backoff, or dead-lettered)\n"
     "  extend TOPIC ID TOKEN MS   the delivery's lease now ends MS from now\n"
+    "  snooze TOPIC ID TOKEN      give a delivery back unseen (no attempt used)\n"
     "  stats TOPIC                pending, delayed, processing and dead counts\n"
     "  dead TOPIC                 list the dead letters\n"
     "  retry TOPIC [ID]           put dead letters back (all of TOPIC without ID)\n"
     "  purge-dead TOPIC [ID]      delete dead letters (all of TOPIC without ID)\n"
     "\n"
     "Each pop is a delivery: one attempt, under a lease, with a fresh TOKEN that\n"
-    "ack, nack and extend need. A delivery that is not acked before its lease\n"
+    "ack, nack, extend and snooze need. A delivery that is not acked before its lease\n"
     "ends is retried; after max attempts the message is dead-lettered.\n"
     "Run 'bitt queue <subcommand> --help' for the options of each.\n";
 
@@ -103,6 +104,24 @@ static const char extend_usage[] =
     "The lease of the delivery of message ID now ends MS milliseconds from\n"
     "now; 0 hands the message back at once (the next delivery is another\n"
     "attempt). --json: print {\"extended\":true}.\n"
+    "\n"
+    "Exit status: 0 done, 2 error (a stale token too), 64 usage.\n";
+
+static const char snooze_usage[] =
+    "Usage: bitt queue snooze TOPIC ID TOKEN [--delay MS] [--json]\n"
+    "\n"
+    "Gives the delivery of message ID back unseen, as if it never happened:\n"
+    "the message is pending again, claimable MS milliseconds from now (at once\n"
+    "by default), and this delivery does not count as an attempt, so a snooze\n"
+    "never dead-letters and records no error (the last one is kept). Unlike\n"
+    "'nack' (a failure: one attempt used, the backoff) and 'extend 0' (the\n"
+    "attempt stays used), it is for work that was not tried: a worker that\n"
+    "stops, a job that must wait. A token whose lease ended, or that a later\n"
+    "delivery replaced, is refused and nothing changes.\n"
+    "\n"
+    "Options:\n"
+    "  --delay MS   claimable MS milliseconds from now (default 0)\n"
+    "  --json       print {\"snoozed\":true}\n"
     "\n"
     "Exit status: 0 done, 2 error (a stale token too), 64 usage.\n";
 
@@ -226,30 +245,44 @@ static int q_pop(cli *c, int argc, char **argv)
     return cli_finish(code);
 }
 
-/* ack, nack and extend: TOPIC ID TOKEN, then the call. */
-enum { FINISH_ACK, FINISH_NACK, FINISH_EXTEND };
+/* ack, nack, extend and snooze: TOPIC ID TOKEN, then the call. */
+enum { FINISH_ACK, FINISH_NACK, FINISH_EXTEND, FINISH_SNOOZE };
+
+static const cli_optspec nack_specs[] = {{"error", 1}, {"delay", 1}};
+static const cli_optspec snooze_specs[] = {{"delay", 1}};
+
+static const struct {
+    const char *cmd, *usage, *done;
+    const cli_optspec *specs;
+    size_t nspecs;
+    int npos;
+    int delay;  /* which value is --delay, or -1 */
+    int64_t ms; /* the delay or lease without one */
+} finishes[] = {
+    [FINISH_ACK] = {"queue ack", ack_usage, "acked", NULL, 0, 3, -1, 0},
+    [FINISH_NACK] = {"queue nack", nack_usage, "nacked", nack_specs, 2, 3, 1, -1},
+    [FINISH_EXTEND] = {"queue extend", extend_usage, "extended", NULL, 0, 4, -1, 0},
+    [FINISH_SNOOZE] = {"queue snooze", snooze_usage, "snoozed", snooze_specs, 1, 3, 0, 0},
+};
 
 static int finish(cli *c, int argc, char **argv, int which)
 {
-    static const char *const cmds[] = {"queue ack", "queue nack", "queue extend"};
-    static const char *const usages[] = {ack_usage, nack_usage, extend_usage};
-    static const cli_optspec nack_specs[] = {{"error", 1}, {"delay", 1}};
-    const char *cmd = cmds[which];
-    int npos = which == FINISH_EXTEND ? 4 : 3;
+    const char *cmd = finishes[which].cmd;
+    int npos = finishes[which].npos;
     cli_args a;
     bitt_store *store = NULL;
     uint64_t id = 0;
-    int64_t ms = -1;
-    int code = cli_parse(c, cmd, argc, argv, which == FINISH_NACK ? nack_specs : NULL,
-                         which == FINISH_NACK ? 2 : 0, npos, npos, &a);
+    int64_t ms = finishes[which].ms;
+    int code = cli_parse(c, cmd, argc, argv, finishes[which].specs, finishes[which].nspecs, npos,
+                         npos, &a);
     if (code != CLI_OK || a.help)
-        return a.help ? cli_help(usages[which]) : code;
+        return a.help ? cli_help(finishes[which].usage) : code;
     if ((code = cli_parse_id(cmd, "ID", a.pos[1], &id)) != CLI_OK)
         return code;
     if (which == FINISH_EXTEND && (code = cli_parse_ms(cmd, "MS", a.pos[3], &ms)) != CLI_OK)
         return code;
-    if (which == FINISH_NACK && a.value[1] &&
-        (code = cli_parse_ms(cmd, "--delay", a.value[1], &ms)) != CLI_OK)
+    int d = finishes[which].delay;
+    if (d >= 0 && a.value[d] && (code = cli_parse_ms(cmd, "--delay", a.value[d], &ms)) != CLI_OK)
         return code;
     if ((code = cli_open(c, &store)) == CLI_OK) {
         int rc;
@@ -257,13 +290,14 @@ static int finish(cli *c, int argc, char **argv, int which)
             rc = bitt_queue_ack(store, a.pos[0], id, a.pos[2]);
         else if (which == FINISH_NACK)
             rc = bitt_queue_nack(store, a.pos[0], id, a.pos[2], a.value[0], ms);
-        else
+        else if (which == FINISH_EXTEND)
             rc = bitt_queue_extend(store, a.pos[0], id, a.pos[2], ms);
-        static const char *const done[] = {"acked", "nacked", "extended"};
+        else
+            rc = bitt_queue_snooze(store, a.pos[0], id, a.pos[2], ms);
         if (rc < 0)
             code = cli_fail(rc);
         else if (c->json)
-            printf("{\"%s\":true}\n", done[which]);
+            printf("{\"%s\":true}\n", finishes[which].done);
     }
     bitt_store_close(store);
     return cli_finish(code);
@@ -282,6 +316,11 @@ static int q_nack(cli *c, int argc, char **argv)
 static int q_extend(cli *c, int argc, char **argv)
 {
     return finish(c, argc, argv, FINISH_EXTEND);
+}
+
+static int q_snooze(cli *c, int argc, char **argv)
+{
+    return finish(c, argc, argv, FINISH_SNOOZE);
 }
 
 static int q_stats(cli *c, int argc, char **argv)
@@ -329,12 +368,13 @@ int cli_queue(cli *c, int argc, char **argv)
         {"ack", q_ack},
         {"nack", q_nack},
         {"extend", q_extend},
+        {"snooze", q_snooze},
         {"stats", q_stats},
         {"dead", cli_queue_dead},
         {"retry", cli_queue_retry},
         {"purge-dead", cli_queue_purge},
     };
     return cli_group(c, "queue", queue_usage,
-                     "push, pop, ack, nack, extend, stats, dead, retry or purge-dead", subs,
+                     "push, pop, ack, nack, extend, snooze, stats, dead, retry or purge-dead", subs,
                      sizeof(subs) / sizeof(subs[0]), argc, argv);
 }

@@ -36,7 +36,7 @@ check() {
 
 echo "== help, on every command"
 for cmd in queue "queue push" "queue pop" "queue ack" "queue nack" "queue extend" \
-    "queue stats" "queue dead" "queue retry" "queue purge-dead" \
+    "queue snooze" "queue stats" "queue dead" "queue retry" "queue purge-dead" \
     lease "lease acquire" "lease renew" "lease release" "lease get" \
     outbox "outbox append" "outbox pending" "outbox ack" "outbox fail" "outbox park" \
     "outbox parked" "outbox retry" "outbox discard" "outbox counts" \
@@ -69,6 +69,10 @@ expect_err 64 "bitt: ID must be an integer from 1*" queue ack t 0 tok
 expect_err 64 "bitt: ID must be an integer from 1*" queue ack t abc tok
 expect_err 64 "bitt: missing argument*" queue ack t 1
 expect_err 64 "bitt: missing argument*" queue extend t 1 tok
+expect_err 64 "bitt: missing argument*Try 'bitt queue snooze --help'." queue snooze t 1
+expect_err 64 "bitt: unexpected argument '5'*" queue snooze t 1 tok 5
+expect_err 64 "bitt: --delay must not be negative*" queue snooze t 1 tok --delay -1
+expect_err 64 "bitt: unknown option '--error'*" queue snooze t 1 tok --error x
 expect_err 64 "bitt: --after must be an integer*" queue dead t --after x
 expect_err 64 "bitt: unexpected argument '2'*" queue retry t 1 2
 expect_err 64 "bitt: missing subcommand*Try 'bitt lease --help'." lease
@@ -155,6 +159,20 @@ modules() {
     expect_like 0 "3${tab}?*${tab}1${tab}[1-9]*${tab}c$nl" --store "$q" queue pop t --tsv  # attempts start again
     expect 0 '{"acked":true}'"$nl" --store "$q" queue ack t 3 "$(field 2)" --json
     expect_like 0 [1-9]*"$nl" --store "$q" queue push t c --dedup d1    # the dedup key is free again
+    # snooze: given back unseen, so a max-attempts 1 message keeps its attempt
+    expect_like 0 [1-9]*"$nl" --store "$q" queue push sz s --max-attempts 1
+    for _ in 1 2; do
+        expect_like 0 [1-9]*"${tab}"?*"${tab}1${tab}"[1-9]*"${tab}s$nl" --store "$q" queue pop sz --tsv
+        sid=$(field 1)
+        stok=$(field 2)
+        expect 0 '{"snoozed":true}'"$nl" --store "$q" queue snooze sz "$sid" "$stok" --json
+    done
+    expect_err 2 "bitt: ?*" --store "$q" queue snooze sz "$sid" "$stok"   # given back already
+    expect_like 0 "1${tab}0${tab}0${tab}0${tab}[1-9]*$nl" --store "$q" queue stats sz --tsv
+    expect_like 0 [1-9]*"${tab}"?*"${tab}1${tab}"[1-9]*"${tab}s$nl" --store "$q" queue pop sz --tsv
+    expect 0 "" --store "$q" queue snooze sz "$(field 1)" "$(field 2)" --delay 3600000
+    expect 0 "0${tab}1${tab}0${tab}0${tab}0$nl" --store "$q" queue stats sz --tsv
+    expect_absent "" "bitt: no message ready on topic sz" --store "$q" queue pop sz
     for p in x y z; do
         expect_like 0 [0-9]*"$nl" --store "$q" queue push dl "$p" --max-attempts 1
         expect_like 0 [0-9]*"${tab}"?*"${tab}1${tab}"[1-9]*"${tab}$p$nl" --store "$q" queue pop dl --tsv
