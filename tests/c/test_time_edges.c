@@ -1,7 +1,7 @@
 /*
  * tests/c/test_time_edges.c: every call that adds a time and a duration
- * (TTLs, delays, leases, extend, nack delays and backoff, schedule runs,
- * budget refills, pubsub retention), driven with manual clocks and
+ * (TTLs, delays, leases, extend, snooze and nack delays and backoff, schedule
+ * runs, budget refills, pubsub retention), driven with manual clocks and
  * durations at the ends of int64 on every backend (tests/c/support/
  * time_edges*.c). Each result is checked against an exact oracle (a time
  * saturates at INT64_MAX, which no clock reaches), and every backend's

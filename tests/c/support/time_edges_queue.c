@@ -1,7 +1,7 @@
 /*
  * tests/c/support/time_edges_queue.c: the time edges of the queue: enqueue
- * delays (also in a commit), delivery leases, extend, nack delays and the
- * backoff (time_edges.h).
+ * delays (also in a commit), delivery leases, extend, snooze and nack
+ * delays and the backoff (time_edges.h).
  */
 #include <stdio.h>
 #include <string.h>
@@ -162,6 +162,30 @@ static void leased(te_run *r, bitt_store *s, size_t i, size_t j)
         until(r, s, topic, now, te_sum(now, d >= 0 ? d : 1000 << (attempt - 1)), 'd');
 }
 
+/* A delivery at now snoozed by d: pending from now + d with its attempt
+ * given back, so the delivery after it is attempt 1 again. */
+static void snoozed(te_run *r, bitt_store *s, size_t i, size_t j)
+{
+    const int64_t now = te_times[i], d = te_durations[j];
+    char topic[64], call[200];
+    snprintf(topic, sizeof topic, "qs/%zu/%zu", i, j);
+    te_at(r, s, now);
+    delivery del;
+    if (!te_status(r, "queue.enqueue", enqueue(s, topic, 0, 0), BITT_OK) ||
+        !dequeue(r, s, topic, now, 1000, 1, &del))
+        return;
+    snprintf(call, sizeof call, "queue.snooze %s at %lld delay %lld", topic, (long long)now,
+             (long long)d);
+    if (!te_status(r, call, bitt_queue_snooze(s, topic, del.id, del.token, d),
+                   valid(d) ? BITT_OK : BITT_EINVAL) ||
+        !valid(d))
+        return;
+    const int64_t end = te_sum(now, d);
+    until(r, s, topic, now, end, 'd');
+    if (end < TE_MAX)
+        dequeue(r, s, topic, end, 1000, 1, &del);
+}
+
 void te_queue(te_run *r)
 {
     bitt_store *s = te_store(r, "");
@@ -170,6 +194,7 @@ void te_queue(te_run *r)
             delayed(r, s, i, j, 0);
             delayed(r, s, i, j, 1);
             leased(r, s, i, j);
+            snoozed(r, s, i, j);
         }
 }
 
