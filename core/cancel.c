@@ -18,7 +18,7 @@ int bitt_cancel_new(bitt_cancel **out)
     bitt__error_reset();
     if (!out)
         return bitt__fail(BITT_EINVAL, "out must not be NULL");
-    *out = calloc(1, sizeof **out);
+    *out = bitt__calloc(1, sizeof **out);
     if (!*out)
         return bitt__fail(BITT_ENOMEM, "out of memory for a cancel token");
     atomic_init(&(*out)->fired, 0);

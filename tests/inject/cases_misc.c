@@ -81,6 +81,29 @@ static int call_next(inj_ctx *c)
     return rc;
 }
 
+/* A fired token ends the wait and leaves the message; reset, it comes. */
+static int call_next_cancel(inj_ctx *c)
+{
+    bitt_cancel *k = NULL;
+    int rc = bitt_cancel_new(&k);
+    if (rc)
+        return rc;
+    bitt_cancel_fire(k);
+    rc = bitt_pubsub_next_cancel(c->sub, 60000, k, &c->message);
+    if (rc == BITT_ECANCELED && !c->message) {
+        bitt_cancel_reset(k);
+        rc = bitt_pubsub_next_cancel(c->sub, 0, k, &c->message);
+    } else if (rc >= 0) {
+        rc = BITT_EINVAL; /* a fired token must cancel */
+    }
+    bitt_cancel_free(k);
+    if (rc)
+        return rc;
+    size_t len = 0;
+    const uint8_t *p = bitt_message_payload(c->message, &len);
+    return len == 5 && !memcmp(p, "hello", 5) ? BITT_OK : BITT_EINVAL;
+}
+
 /* A task of the batch case: reads one of three keys (one absent). */
 static int batch_get(void *arg, size_t i)
 {
@@ -112,5 +135,6 @@ const inj_case inj_misc_cases[] = {
     {"pubsub_subscribe", "bitt_pubsub_subscribe bitt_pubsub_close", NULL, call_subscribe, 0, 0},
     {"pubsub_next", "bitt_pubsub_next bitt_message_payload bitt_message_free", prepare_published,
      call_next, 0, 0},
+    {"pubsub_next_cancel", "bitt_pubsub_next_cancel", prepare_published, call_next_cancel, 0, 0},
 };
 const size_t inj_misc_case_count = sizeof inj_misc_cases / sizeof *inj_misc_cases;

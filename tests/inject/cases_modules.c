@@ -87,6 +87,39 @@ static int call_extend(inj_ctx *c)
     return bitt_queue_extend(c->store, "jobs", c->token_id, c->token, 90000);
 }
 
+/* The live delivery given back unseen, claimable 5 s from now. */
+static int call_snooze(inj_ctx *c)
+{
+    return bitt_queue_snooze(c->store, "jobs", c->token_id, c->token, 5000);
+}
+
+/* A fired token ends the dequeue before it claims; reset, it claims. */
+static int call_dequeue_cancel(inj_ctx *c)
+{
+    bitt_cancel *k = NULL;
+    int rc = bitt_cancel_new(&k);
+    if (rc)
+        return rc;
+    bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
+    o.limit = 5;
+    o.wait_ms = 60000;
+    bitt_cancel_fire(k);
+    rc = bitt_queue_dequeue_cancel(c->store, "jobs", &o, k, &c->messages);
+    if (rc == BITT_ECANCELED && !c->messages && bitt_cancel_fired(k)) {
+        bitt_cancel_reset(k);
+        o.wait_ms = 0;
+        rc = bitt_cancel_fired(k)
+                 ? BITT_EINVAL
+                 : bitt_queue_dequeue_cancel(c->store, "jobs", &o, k, &c->messages);
+        if (!rc)
+            rc = read_messages(c->messages, 2);
+    } else if (rc >= 0 || rc == BITT_ECANCELED) {
+        rc = BITT_EINVAL; /* a fired token must cancel, and set *out NULL */
+    }
+    bitt_cancel_free(k);
+    return rc;
+}
+
 static int call_dead_list(inj_ctx *c)
 {
     int rc = bitt_queue_dead_list(c->store, "jobs", 0, 10, &c->messages);
@@ -259,6 +292,11 @@ const inj_case inj_module_cases[] = {
     {"queue_ack_many", "bitt_queue_ack_many", NULL, call_ack_many, 0, 0},
     {"queue_nack", "bitt_queue_nack", NULL, call_nack, 0, 0},
     {"queue_extend", "bitt_queue_extend", NULL, call_extend, 0, 0},
+    {"queue_snooze", "bitt_queue_snooze", NULL, call_snooze, 0, 0},
+    {"queue_dequeue_cancel",
+     "bitt_cancel_new bitt_cancel_fire bitt_cancel_fired bitt_cancel_reset bitt_cancel_free "
+     "bitt_queue_dequeue_cancel",
+     NULL, call_dequeue_cancel, 0, 0},
     {"queue_dead_list", "bitt_queue_dead_list", NULL, call_dead_list, 0, 0},
     {"queue_dead_retry", "bitt_queue_dead_retry", NULL, call_dead_retry, 0, 0},
     {"queue_dead_delete", "bitt_queue_dead_delete", NULL, call_dead_delete, 0, 0},
