@@ -443,11 +443,16 @@ static void test_killed_connection_is_replaced(void **state)
 static void test_timeout_fails_each_call_with_its_message(void **state)
 {
     (void)state;
-    bitt_store *s = open_store("pause", "&timeout=300");
+    /* The timeout must be one that only the pause can reach: the calls
+     * before and after it run under valgrind on a busy machine too, where
+     * a reply can take far longer than a few hundred ms. The pause outlasts
+     * it by 7 s, a margin for the calls to be sent (CLIENT UNPAUSE, itself
+     * held by a PAUSE ALL, returns when the pause ends). */
+    bitt_store *s = open_store("pause", "&timeout=3000");
     bitt__io_hook_set(&g_hook);
     static job jobs[FIBERS];
     run_round(jobs, writer, s, 0);
-    raw_int("CLIENT PAUSE 1500 ALL");
+    raw_int("CLIENT PAUSE 10000 ALL");
     g_timeouts = 0;
     run_round(jobs, doomed, s, 1);
     int seen = 0;
