@@ -60,14 +60,14 @@ class Store:
         self._box = _raw.bittw_open(url)[1]
         self._backend: str = _raw.bitt_store_backend(self._box)
         self._closed = False
-        self.kv = KV(self)
-        self.queue = Queue(self)
-        self.lease = Leases(self)
-        self.outbox = Outbox(self)
-        self.pubsub = PubSub(self)
-        self.budget = Budgets(self)
-        self.schedule = Schedules(self)
-        self.clock = Clock(self)
+        self.kv: KV = KV(self)
+        self.queue: Queue = Queue(self)
+        self.lease: Leases = Leases(self)
+        self.outbox: Outbox = Outbox(self)
+        self.pubsub: PubSub = PubSub(self)
+        self.budget: Budgets = Budgets(self)
+        self.schedule: Schedules = Schedules(self)
+        self.clock: Clock = Clock(self)
 
     @property
     def backend(self) -> str:

@@ -71,12 +71,14 @@ async def wait(fn: Callable[[CancelToken], T],
         except RuntimeError:  # the loop is closed: nobody awaits any more
             pass
 
-    threading.Thread(target=run, name="bitt-aio-wait", daemon=True).start()
+    thread = threading.Thread(target=run, name="bitt-aio-wait", daemon=True)
+    thread.start()
     try:
         return await asyncio.shield(fut)
     except asyncio.CancelledError:
         token.cancel()
         await _settled(fut)
+        thread.join()  # it has handed its outcome over: only its exit is left
         if give_back is not None and not fut.cancelled() and fut.exception() is None:
             back = loop.run_in_executor(None, give_back, fut.result())
             await _settled(back)

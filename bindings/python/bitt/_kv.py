@@ -25,8 +25,8 @@ class KV:
 
     def get(self, key: Key) -> Optional[Entry]:
         """The live entry of ``key``, or None."""
-        r = _raw.bitt_kv_get(self._s._box, encode_key(key))
-        return entry_of(r[1]) if r[0] == 0 else None
+        t = _raw.bitt_kv_get(self._s._box, encode_key(key))[1]
+        return None if t is None else entry_of(t)
 
     def set(self, key: Key, value: Value, *, ttl: Optional[Duration] = None) -> int:
         """Writes ``value``; the new versionstamp."""
@@ -47,8 +47,8 @@ class KV:
 
     def take(self, key: Key) -> Optional[Entry]:
         """Reads and deletes ``key`` in one step: its entry, or None."""
-        r = _raw.bitt_kv_take(self._s._box, encode_key(key))
-        return entry_of(r[1]) if r[0] == 0 else None
+        t = _raw.bitt_kv_take(self._s._box, encode_key(key))[1]
+        return None if t is None else entry_of(t)
 
     def increment(self, key: Key, delta: int = 1, *, ttl: Optional[Duration] = None) -> int:
         """Adds ``delta`` to a counter atomically: the new value. A missing key

@@ -147,7 +147,7 @@ class Subscription:
                     if self._closer.cancelled:
                         raise UsageError(-12, "the subscription is closed") from None
                     raise
-        return message_of(r[1]) if r[0] == 0 else None
+        return None if r[1] is None else message_of(r[1])
 
     def __iter__(self) -> Iterator[Message]:
         while True:
@@ -250,13 +250,13 @@ class Schedules:
     def claim(self, prefix: Optional[Name] = None) -> Optional[Schedule]:
         """Claims the next due occurrence (of schedules whose key starts with
         ``prefix``), or None when none is due."""
-        r = _raw.bitt_schedule_claim(self._s._box, prefix)
-        return schedule_of(r[1]) if r[0] == 0 else None
+        t = _raw.bitt_schedule_claim(self._s._box, prefix)[1]
+        return None if t is None else schedule_of(t)
 
     def get(self, key: Name) -> Optional[Schedule]:
         """The schedule ``key``, or None."""
-        r = _raw.bitt_schedule_get(self._s._box, key)
-        return schedule_of(r[1]) if r[0] == 0 else None
+        t = _raw.bitt_schedule_get(self._s._box, key)[1]
+        return None if t is None else schedule_of(t)
 
     def list(self) -> List[Schedule]:
         """Every schedule, in key order."""

@@ -96,14 +96,15 @@ class Lease(NamedTuple):
 
 class Schedule(NamedTuple):
     """An interval schedule: its key, interval (seconds), payload and kind, the
-    next run, and (in a claim's result) the occurrence claimed."""
+    next run, and in a claim's result the time of the occurrence claimed
+    (else None)."""
 
     key: str
     interval: float
     payload: bytes
     kind: int
     next_run_at: datetime
-    occurrence: int
+    occurrence: Optional[datetime]
 
     @property
     def value(self) -> Stored:
@@ -113,7 +114,7 @@ class Schedule(NamedTuple):
 
 def schedule_of(t: Tuple[str, int, bytes, int, int, int]) -> Schedule:
     """A Schedule from the extension's tuple (times in ms)."""
-    return Schedule(t[0], seconds_of(t[1]), t[2], t[3], time_of(t[4]), t[5])
+    return Schedule(t[0], seconds_of(t[1]), t[2], t[3], time_of(t[4]), opt_time_of(t[5]))
 
 
 class QueueStats(NamedTuple):

@@ -4,10 +4,10 @@ a ``datetime.timedelta``), every absolute time a timezone-aware ``datetime``
 
 The one rounding rule: a duration or time finer than a millisecond is
 rounded up to the next whole millisecond, a float being first taken to the
-nearest microsecond as ``timedelta(seconds=x)`` does. So 0.1 s is 100 ms,
-0.0004 s is 1 ms (a positive TTL or wait never becomes "none" or "no wait"),
-and 1.2345 s is 1235 ms; ints and timedeltas in whole milliseconds pass
-exactly, with no float in between.
+nearest microsecond as ``timedelta(seconds=x)`` does (a positive one never
+to 0). So 0.1 s is 100 ms, 0.0004 s and 1e-9 s are 1 ms (a positive TTL or
+wait never becomes "none" or "no wait"), and 1.2345 s is 1235 ms; ints and
+timedeltas in whole milliseconds pass exactly, with no float in between.
 """
 from __future__ import annotations
 
@@ -40,18 +40,20 @@ def _us_to_ms(us: int, what: str) -> int:
 
 def ms(d: Duration, what: str) -> int:
     """Seconds (int, float, timedelta) as whole ms, by the rule above."""
-    t = type(d)
-    if t is int:
-        m = d * 1000  # type: ignore[operator]
+    if type(d) is int:
+        m: int = d * 1000
         if not -_INT64 <= m < _INT64:
             raise int_range(f"{what} (ms)", m)
         return m
-    if t is float or (isinstance(d, float)):
+    if isinstance(d, float):
         try:
-            d = timedelta(seconds=d)  # type: ignore[arg-type]
+            td = timedelta(seconds=d)
         except (OverflowError, ValueError):
             raise InvalidArgument(-1, f"{what}: {d!r} seconds is not a duration bitt can "
                                       f"hold (finite, within the int64 range of ms)") from None
+        if d > 0 and not td:  # below half a microsecond: still more than none
+            return 1
+        d = td
     elif isinstance(d, int) and not isinstance(d, bool):
         return ms(int(d), what)
     if isinstance(d, timedelta):

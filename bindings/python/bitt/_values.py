@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Dict, List, Mapping, Match, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, ForwardRef, List, Mapping, Match,
+                    Optional, Sequence, Tuple, Union)
 
 from . import raw as _raw
 from ._errors import bad_type, not_json
@@ -28,12 +29,22 @@ TuplePart = Union[bytes, bytearray, memoryview, str, int, float, bool]
 """One part of a tuple key."""
 Key = Union[bytes, bytearray, memoryview, str, Tuple[TuplePart, ...], List[TuplePart]]
 """A key: bytes as is, a str as its UTF-8, a tuple or list through the tuple codec."""
-JSONIn = Union[None, bool, int, float, str, Sequence["JSONIn"], Mapping[str, "JSONIn"]]
-"""A JSON value to write (lists, tuples and dicts of JSON values)."""
+if TYPE_CHECKING:
+    JSONIn = Union[None, bool, int, float, str, Sequence["JSONIn"], Mapping[str, "JSONIn"]]
+    JSON = Union[None, bool, int, float, str, List["JSON"], Dict[str, "JSON"]]
+else:  # the same, with forward references that resolve from any module
+    def _here(name: str) -> Any:
+        try:
+            return ForwardRef(name, module=__name__)
+        except TypeError:  # Python < 3.9.7
+            return name
+    JSONIn = Union[None, bool, int, float, str, Sequence[_here("JSONIn")],
+                   Mapping[str, _here("JSONIn")]]
+    JSON = Union[None, bool, int, float, str, List[_here("JSON")], Dict[str, _here("JSON")]]
+"""JSONIn: a JSON value to write (lists, tuples and dicts of JSON values).
+JSON: a JSON value as read back (a top-level integer is a ``JSONInt``)."""
 Value = Union[bytes, bytearray, memoryview, JSONIn]
 """A value to write: bytes (BYTES), int (COUNTER; ``JSONInt``: JSON), else JSON."""
-JSON = Union[None, bool, int, float, str, List["JSON"], Dict[str, "JSON"]]
-"""A JSON value as read back (a top-level integer is a ``JSONInt``)."""
 Stored = Union[bytes, JSON]
 """A value as read back: bytes (BYTES or an unknown kind), int (COUNTER), or JSON."""
 
@@ -170,5 +181,5 @@ def decode_value(data: bytes, kind: int) -> Stored:
         return int(data)
     if kind == KIND_JSON:
         v = _loads(data) if b"-0" not in data else _loads(data, parse_int=_int_or_neg_zero)
-        return JSONInt(v) if type(v) is int else v  # type: ignore[no-any-return]
+        return JSONInt(v) if type(v) is int else v
     return data

@@ -452,15 +452,15 @@ class Store:
     the synchronous store underneath."""
 
     def __init__(self, store: _bitt.Store) -> None:
-        self.sync = store
-        self.kv = KV(store.kv)
-        self.queue = Queue(store.queue)
-        self.lease = Leases(store.lease)
-        self.outbox = Outbox(store.outbox)
-        self.pubsub = PubSub(store.pubsub)
-        self.budget = Budgets(store.budget)
-        self.schedule = Schedules(store.schedule)
-        self.clock = Clock(store.clock)
+        self.sync: _bitt.Store = store
+        self.kv: KV = KV(store.kv)
+        self.queue: Queue = Queue(store.queue)
+        self.lease: Leases = Leases(store.lease)
+        self.outbox: Outbox = Outbox(store.outbox)
+        self.pubsub: PubSub = PubSub(store.pubsub)
+        self.budget: Budgets = Budgets(store.budget)
+        self.schedule: Schedules = Schedules(store.schedule)
+        self.clock: Clock = Clock(store.clock)
 
     @property
     def backend(self) -> str:
