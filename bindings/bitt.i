@@ -974,6 +974,18 @@ static bool bittw_js_enter(Napi::Env env, bittw_store *box, bittw_hold *h)
 BITTW_JS_HANDLE_IN(bitt_txn, bittw_txn, txn, "transaction")
 BITTW_JS_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
 
+/* cancel tokens: the addon's own (js_values.hpp: bittw_cancel_new/fire/fired,
+ * a shared reference each call holds), null for none */
+%ignore bitt_cancel_new;
+%ignore bitt_cancel_fire;
+%ignore bitt_cancel_fired;
+%ignore bitt_cancel_reset;
+%ignore bitt_cancel_free;
+%typemap(in, noblock=1) bitt_cancel *cancel (bittw_cancel_ptr tok) {
+  if (!bittw_js_get_cancel(env, $input, &tok)) SWIG_fail;
+  $1 = tok.get();
+}
+
 /* status -> BittError */
 %typemap(out, noblock=1) int {
   if ($1 < 0) {

@@ -3,7 +3,9 @@
 // reading the format of tests/contract/README.md (a port of
 // tests/python/contract.py). mode 'sync' calls SWIG's wrappers, mode
 // 'async' the Promise API (the C call on the binding's threads); both return the
-// same shapes, so one runner awaits either.
+// same shapes, so one runner awaits either. kv.roundtrip goes through the
+// public API (a handle attached to the same store), and `cancel: "fired"`
+// passes the cancel token the binding makes for an aborted AbortSignal.
 const fs = require('fs');
 const path = require('path');
 const native = require('../../bindings/node/lib/native');
@@ -26,7 +28,7 @@ function loadCases() {
 const ARGS = {
   'kv.get': ['key'], 'kv.take': ['key'], 'kv.get_many': ['keys'],
   'kv.set': ['key', 'value', 'kind', 'ttl'], 'kv.add': ['key', 'value', 'kind', 'ttl'],
-  'kv.delete': ['key'], 'kv.increment': ['key', 'delta', 'ttl'],
+  'kv.delete': ['key'], 'kv.increment': ['key', 'delta', 'ttl'], 'kv.roundtrip': ['key'],
   'kv.list': ['prefix', 'start', 'end', 'limit', 'reverse', 'cursor', 'follow'],
   'kv.purge': [], 'kv.fill': ['prefix', 'count', 'width', 'value', 'kind', 'ttl'],
   txn: ['actions', 'recommit'], 'clock.set': ['now'], 'clock.advance': ['ms'],
@@ -34,10 +36,10 @@ const ARGS = {
   'tuple.order': ['tuples'], parallel: ['threads', 'repeat', 'step', 'expect_counts'],
   'store.open': ['options'],
   'queue.enqueue': ['topic', 'payload', 'kind', 'delay', 'max_attempts', 'dedup'],
-  'queue.dequeue': ['topic', 'limit', 'lease', 'wait'],
+  'queue.dequeue': ['topic', 'limit', 'lease', 'wait', 'cancel'],
   'queue.ack': ['topic', 'id', 'token'], 'queue.ack_many': ['topic', 'items'],
   'queue.nack': ['topic', 'id', 'token', 'error', 'delay'],
-  'queue.extend': ['topic', 'id', 'token', 'lease'],
+  'queue.extend': ['topic', 'id', 'token', 'lease'], 'queue.snooze': ['topic', 'id', 'token', 'delay'],
   'queue.dead_list': ['topic', 'after', 'limit'], 'queue.dead_retry': ['topic', 'id'],
   'queue.dead_delete': ['topic', 'id'], 'queue.stats': ['topic'],
   'lease.acquire': ['name', 'owner', 'ttl'], 'lease.renew': ['name', 'owner', 'epoch', 'ttl'],
@@ -48,7 +50,7 @@ const ARGS = {
   'outbox.parked': ['stream', 'reason', 'limit'], 'outbox.retry': ['stream', 'seqs'],
   'outbox.discard': ['stream', 'seqs'], 'outbox.counts': ['stream'],
   'pubsub.subscribe': ['channel'], 'pubsub.publish': ['channel', 'data'],
-  'pubsub.next': ['sub', 'timeout'], 'pubsub.close': ['sub'],
+  'pubsub.next': ['sub', 'timeout', 'cancel'], 'pubsub.close': ['sub'],
   'budget.take': ['name', 'capacity', 'refill', 'period', 'n'],
   'schedule.upsert': ['key', 'interval', 'payload', 'kind', 'first_run_at'],
   'schedule.claim': ['prefix'], 'schedule.get': ['key'], 'schedule.list': [],
@@ -107,12 +109,12 @@ class Run {
       r = await this.R[fn](...args);
     } catch (e) {
       if (!(e instanceof BittError)) throw e;
-      if (!e.message) throw new Mismatch(`status ${e.code}: empty error message`);
+      if (!e.message) throw new Mismatch(`status ${e.status}: empty error message`);
       if (this.mode === 'sync') {
         const lc = native.bitt_error_last_code();
-        if (lc !== e.code) throw new Mismatch(`bitt_error_last_code() is ${lc} after status ${e.code}`);
+        if (lc !== e.status) throw new Mismatch(`bitt_error_last_code() is ${lc} after status ${e.status}`);
       }
-      return [e.code, null];
+      return [e.status, null];
     }
     if (typeof r === 'number') return [r, []];
     return [r[0], r.slice(1)];

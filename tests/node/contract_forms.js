@@ -6,7 +6,7 @@ const native = require('../../bindings/node/lib/native');
 const STATUS = {
   ok: 0, not_found: 1, exists: 2, denied: 3, invalid: -1, nomem: -2, too_large: -3, not_counter: -4,
   overflow: -5, conflict: -6, backend: -7, busy: -8, schema: -9, url: -10, cursor: -11, usage: -12,
-  unsupported: -13, token: -14, lease_lost: -15,
+  unsupported: -13, token: -14, lease_lost: -15, canceled: -16,
 };
 const STATUS_NAME = Object.fromEntries(Object.entries(STATUS).map(([k, v]) => [v, k]));
 const KINDS = { bytes: 0, json: 1, counter: 2 };

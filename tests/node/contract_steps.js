@@ -1,7 +1,9 @@
 'use strict';
 // The contract's steps over the raw layer: each gives [status, result].
+const bitt = require('../../bindings/node');
 const native = require('../../bindings/node/lib/native');
 const { BittError } = require('../../bindings/node/lib/errors');
+const { tokenFor } = require('../../bindings/node/lib/cancel');
 const F = require('./contract_forms');
 
 const { Broken, Mismatch, STATUS, STATUS_NAME, bstr, optBstr, num, name, optText, kind, has } = F;
@@ -142,8 +144,36 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
     try {
       return [0, f()];
     } catch (e) {
-      if (e instanceof BittError) return [e.code, {}];
+      if (e instanceof BittError) return [e.status, {}];
       throw e;
+    }
+  }
+
+  /* The token of a step's `cancel`: the one the binding makes for an
+   * AbortSignal that has aborted (lib/cancel.js), or none. */
+  function cancelOf(s) {
+    if (!has(s, 'cancel')) return null;
+    if (s.cancel !== 'fired') throw new Broken(`cancel must be "fired", not ${JSON.stringify(s.cancel)}`);
+    return tokenFor(AbortSignal.abort())[0];
+  }
+
+  /* kv.roundtrip: the entry read through the public API, as a user gets it,
+   * and set back to that value (no TTL) through it: a handle attached to
+   * the run's store (bitt.attach). */
+  async function doRoundtrip(run, s) {
+    const token = native.bittw_share(run.box);
+    const store = run.mode === 'sync' ? bitt.attach(token) : await bitt.attachAsync(token);
+    try {
+      const key = bstr(s.key);
+      const e = await store.kv.get(key);
+      if (e === null) return [F.STATUS.not_found, {}];
+      await store.kv.set(key, e.value);
+      return [0, {}];
+    } catch (e) {
+      if (e instanceof BittError) return [e.status, {}];
+      throw e;
+    } finally {
+      await store.close();
     }
   }
 
@@ -216,6 +246,7 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
         return [st, st === 0 ? { counter: r[0], version: r[1] } : {}];
       }
       case 'kv.list': return doList(run, s, num(s.limit ?? 0));
+      case 'kv.roundtrip': return doRoundtrip(run, s);
       case 'kv.purge': {
         const [st, r] = await c('bitt_kv_purge_expired', B);
         return [st, { removed: r ? r[0] : null }];
@@ -284,7 +315,8 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
       case 'queue.dequeue': {
         const topic = name(s.topic);
         const limit = num(s.limit ?? 0);
-        const [st, r] = await c('bittw_queue_dequeue', B, topic, limit, num(s.lease ?? 0), num(s.wait ?? 0));
+        const [st, r] = await c(run.mode === 'sync' ? 'bittw_queue_dequeue_cancel' : 'bittw_queue_dequeue', B, topic, limit,
+          num(s.lease ?? 0), num(s.wait ?? 0), cancelOf(s));
         return [st, { messages: st === 0 ? msgList(run, r[0], limit, topic, true) : null }];
       }
       case 'queue.ack': case 'queue.nack': case 'queue.extend': {
@@ -297,6 +329,9 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
         }
         return [(await c('bitt_queue_extend', B, topic, id, tok, num(s.lease)))[0], {}];
       }
+      case 'queue.snooze':
+        return [(await c('bitt_queue_snooze', B, name(s.topic), run.idnum(s.id), run.variable(s.token),
+          num(s.delay ?? 0)))[0], {}];
       case 'queue.ack_many': {
         if (!Array.isArray(s.items)) throw new Broken('queue.ack_many needs items (an array)');
         const pairs = F.expandCopies(s.items).map((it) => {
@@ -389,7 +424,7 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
       case 'pubsub.next': {
         const sub = run.subs[s.sub];
         if (!sub) throw new Broken(`no subscription ${s.sub}`);
-        const [st, r] = await c('bitt_pubsub_next', sub, num(s.timeout ?? 0));
+        const [st, r] = await c('bitt_pubsub_next_cancel', sub, num(s.timeout ?? 0), cancelOf(s));
         if (st !== 0) return [st, {}];
         const m = r[0];
         if (m === null) throw new Mismatch('next: ok without a message');

@@ -94,8 +94,9 @@ for (const backend of ['memory', 'sqlite']) {
       }
       s.kv.set('ttl', 'soon', { ttl: 60000 });
       const e = s.kv.get('ttl');
-      assert.equal(typeof e.expiresAt, 'number');
-      assert.ok(e.expiresAt > 0);
+      assert.ok(e.expiresAt instanceof Date);
+      assert.ok(e.expiresAt.getTime() > Date.now());
+      assert.equal(s.kv.get(['same', 'JSON']).expiresAt, null);
       assert.deepEqual(e, await a.kv.get('ttl'));
       assert.equal(s.kv.get('missing'), null);
     } finally {
@@ -180,16 +181,16 @@ test('sync get/set refuse bad arguments as before: TypeError, BittError, UsageEr
   assert.throws(() => s.kv.set('k', undefined), TypeError);
   assert.throws(() => s.kv.set('k', 'v', { ttl: 'soon' }), TypeError);
   assert.throws(() => s.kv.set('k', 'v', 5), TypeError);
-  assert.throws(() => s.kv.set('k', 'v', { ttl: -1 }), (e) => e instanceof bitt.BittError && e.code === -1 && /ttl/.test(e.message));
-  assert.throws(() => s.kv.set('k', Buffer.alloc(65537)), (e) => e.name === 'TooLarge' && e.code === -3);
+  assert.throws(() => s.kv.set('k', 'v', { ttl: -1 }), (e) => e instanceof bitt.BittError && e.status === -1 && e.code === 'ERR_BITT_INVALID' && /ttl/.test(e.message));
+  assert.throws(() => s.kv.set('k', Buffer.alloc(65537)), (e) => e.name === 'TooLarge' && e.status === -3 && e.code === 'ERR_BITT_TOO_LARGE');
   // The addon's own checks, past the JS layer.
   assert.throws(() => fast.get({}, Buffer.from('k')), { name: 'TypeError', message: 'expected a bitt store handle' });
-  assert.throws(() => fast.get(s._box, 'k'), { name: 'TypeError', message: 'key must be a Buffer or a Uint8Array' });
-  assert.throws(() => fast.set(s._box, Buffer.from('k'), 'v', 0, 0), { name: 'TypeError', message: 'value must be a Buffer or a Uint8Array' });
+  assert.throws(() => fast.get(s._box, 'k'), { name: 'TypeError', message: 'key: string is not a Buffer or a Uint8Array' });
+  assert.throws(() => fast.set(s._box, Buffer.from('k'), 'v', 0, 0), { name: 'TypeError', message: 'value: string is not a Buffer or a Uint8Array' });
   assert.throws(() => fast.set(s._box, Buffer.from('k'), Buffer.from('v'), 0, 1.5), TypeError);
   assert.throws(() => fast.set(s._box, Buffer.from('k'), Buffer.from('v'), 9, 0), bitt.BittError);
   assert.throws(() => fast.pool(new ArrayBuffer(16)), TypeError);
   s.close();
-  assert.throws(() => s.kv.get('k'), (e) => e.name === 'UsageError' && e.code === -12);
-  assert.throws(() => s.kv.set('k', 'v'), (e) => e.name === 'UsageError' && e.code === -12);
+  assert.throws(() => s.kv.get('k'), (e) => e.name === 'UsageError' && e.status === -12 && e.code === 'ERR_BITT_USAGE');
+  assert.throws(() => s.kv.set('k', 'v'), (e) => e.name === 'UsageError' && e.status === -12 && e.code === 'ERR_BITT_USAGE');
 });

@@ -1,9 +1,15 @@
 'use strict';
-// The namespaces of a store (kv, queue, lease, outbox, pubsub, budget,
-// schedule, clock), written once for both APIs: each method names the raw
-// call, its arguments and how to read the result, and the store's `_call`
-// runs it synchronously (Store) or as a Promise (AsyncStore).
+// The namespaces of a store (kv, queue, lease, outbox, budget, schedule,
+// clock), written once for both APIs: each method names the raw call, its
+// arguments and how to read the result, and the store's `_call` runs it
+// synchronously (Store) or as a Promise (AsyncStore); `_wait` does the same
+// for a call that may wait, under its AbortSignal (lib/cancel.js).
+//
+// Units (README): every duration is a number of milliseconds, every absolute
+// time a Date, in and out. Every options object is checked: a name its call
+// does not have is a TypeError (bindings/ERRORS.md).
 const { encodeKey, optKey, encodeValue } = require('./values');
+const { options, duration, time, date, optDate, integer, signalOf, typeName } = require('./args');
 const M = require('./model');
 
 const NOTFOUND = 1;
@@ -11,16 +17,29 @@ const EXISTS = 2;
 const DENIED = 3;
 const REASONS = { any: 0, poison: 1, invalid: 2 };
 const status = (r) => (typeof r === 'number' ? r : r[0]);
-const ms = (v, what) => {
-  if (v === undefined || v === null) return 0;
-  if (typeof v !== 'number' && typeof v !== 'bigint') throw new TypeError(`${what} must be a number of milliseconds`);
-  return v;
+
+// The option names of each call that takes options (the names listed in
+// the TypeError of an unknown one).
+const OPTIONS = {
+  'kv.set': ['ttl'],
+  'kv.add': ['ttl'],
+  'kv.increment': ['ttl'],
+  'kv.page': ['prefix', 'start', 'end', 'limit', 'reverse', 'cursor'],
+  'kv.list': ['prefix', 'start', 'end', 'limit', 'reverse', 'cursor'],
+  'queue.enqueue': ['delay', 'maxAttempts', 'dedupKey'],
+  'queue.dequeue': ['limit', 'lease', 'wait', 'signal'],
+  'queue.nack': ['delay'],
+  'queue.deadList': ['after', 'limit'],
+  'queue.consume': ['prefetch', 'limit', 'lease', 'wait', 'signal'],
+  'budget.take': ['capacity', 'refill', 'period', 'n'],
+  'schedule.upsert': ['firstRunAt'],
+  'pubsub.subscribe': ['signal'],
+  'subscription.next': ['signal'],
+  'atomic.set': ['ttl'],
+  'atomic.enqueue': ['delay', 'maxAttempts', 'dedupKey'],
 };
-const opts = (o) => {
-  if (o === undefined || o === null) return {};
-  if (typeof o !== 'object') throw new TypeError('options must be an object');
-  return o;
-};
+const opts = (call, o) => options(call, o, OPTIONS[call]);
+const ttlOf = (call, o) => duration(opts(call, o).ttl, 'ttl');
 
 class KV {
   constructor(s) { this._s = s; }
@@ -31,13 +50,13 @@ class KV {
 
   set(key, value, o) {
     const [data, kind] = encodeValue(value);
-    return this._s._call('bitt_kv_set', [encodeKey(key), data, kind, ms(opts(o).ttl, 'ttl')], (r) => r[1]);
+    return this._s._call('bitt_kv_set', [encodeKey(key), data, kind, ttlOf('kv.set', o)], (r) => r[1]);
   }
 
   /* The new version, or null when a live value was there. */
   add(key, value, o) {
     const [data, kind] = encodeValue(value);
-    return this._s._call('bitt_kv_add', [encodeKey(key), data, kind, ms(opts(o).ttl, 'ttl')],
+    return this._s._call('bitt_kv_add', [encodeKey(key), data, kind, ttlOf('kv.add', o)],
       (r) => (r[0] === 0 ? r[1] : null));
   }
 
@@ -51,17 +70,22 @@ class KV {
 
   /* The new counter value (bigint). */
   increment(key, delta = 1n, o) {
-    return this._s._call('bitt_kv_increment', [encodeKey(key), delta, ms(opts(o).ttl, 'ttl')], (r) => r[1]);
+    return this._s._call('bitt_kv_increment', [encodeKey(key), integer(delta, 'delta'), ttlOf('kv.increment', o)],
+      (r) => r[1]);
   }
 
   getMany(keys) {
-    if (!Array.isArray(keys)) throw new TypeError('keys must be an array');
+    if (!Array.isArray(keys)) throw new TypeError(`keys: ${typeName(keys)} is not an array of keys`);
     return this._s._call('bittw_kv_get_many', [keys.map((k) => encodeKey(k))], (r) => r[1].map(M.entry));
   }
 
   /* One page: {entries, cursor} (cursor null on the last page). */
   page(o) {
-    const { prefix, start, end, limit = 0, reverse = false, cursor = null } = opts(o);
+    return this._page(opts('kv.page', o));
+  }
+
+  _page(o) {
+    const { prefix, start, end, limit = 0, reverse = false, cursor = null } = o;
     return this._s._call('bittw_kv_list',
       [optKey(prefix, 'prefix'), optKey(start, 'start'), optKey(end, 'end'), limit, !!reverse, cursor],
       (r) => ({ entries: r[1].map(M.entry), cursor: r[2] }));
@@ -77,17 +101,26 @@ class Queue {
 
   /* The new id (or the id of the live message holding dedupKey). */
   enqueue(topic, payload, o) {
-    const { delay, maxAttempts = 0, dedupKey } = opts(o);
-    const [data, kind] = encodeValue(payload);
+    const { delay, maxAttempts = 0, dedupKey } = opts('queue.enqueue', o);
+    const [data, kind] = encodeValue(payload, 'payload');
     return this._s._call('bittw_queue_enqueue',
-      [topic, data, kind, ms(delay, 'delay'), maxAttempts, optKey(dedupKey, 'dedupKey')], (r) => r[1]);
+      [topic, data, kind, duration(delay, 'delay'), maxAttempts, optKey(dedupKey, 'dedupKey')], (r) => r[1]);
   }
 
-  /* Up to `limit` messages, waiting up to `wait` ms for a first one. */
+  /* Up to `limit` messages, waiting up to `wait` ms for a first one; an
+   * abort of `signal` ends the wait (AbortError) with nothing leased. */
   dequeue(topic, o) {
-    const { limit = 1, lease, wait } = opts(o);
-    return this._s._call('bittw_queue_dequeue', [topic, limit, ms(lease, 'lease'), ms(wait, 'wait')],
-      (r) => M.messages(r[1]));
+    const { limit = 1, lease, wait, signal } = opts('queue.dequeue', o);
+    return this._s._wait('bittw_queue_dequeue_cancel',
+      [topic, limit, duration(lease, 'lease'), duration(wait, 'wait')], signalOf('queue.dequeue', signal),
+      (r) => M.messages(r[1]), (msgs) => this._giveBack(msgs));
+  }
+
+  /* What a dequeue got as its signal aborted, given back unseen. */
+  _giveBack(msgs) {
+    return Promise.all(msgs.map((m) => Promise.resolve()
+      .then(() => this.snooze(m.topic, m.id, m.token, 0))
+      .catch(() => {}))); // not given back: it comes back when its lease ends
   }
 
   ack(msg) {
@@ -99,22 +132,32 @@ class Queue {
    * delivery: true when acked, false when its token was stale (that
    * message is left alone). */
   ackMany(topic, deliveries) {
-    if (!Array.isArray(deliveries)) throw new TypeError('deliveries must be an array');
+    if (!Array.isArray(deliveries)) {
+      throw new TypeError(`deliveries: ${typeName(deliveries)} is not an array of messages or [id, token] pairs`);
+    }
     const pairs = deliveries.map((d) => (Array.isArray(d) ? d : [d.id, d.token]));
     return this._s._call('bitt_queue_ack_many', [topic, pairs], (r) => r[1].map((s) => s === 0));
   }
 
   nack(msg, error = null, o) {
-    const { delay = -1 } = opts(o);
-    return this._s._call('bitt_queue_nack', [msg.topic, msg.id, msg.token, error, delay], () => undefined);
+    const { delay } = opts('queue.nack', o);
+    return this._s._call('bitt_queue_nack', [msg.topic, msg.id, msg.token, error, duration(delay, 'delay', -1)],
+      () => undefined);
   }
 
   extend(msg, lease) {
-    return this._s._call('bitt_queue_extend', [msg.topic, msg.id, msg.token, lease], () => undefined);
+    return this._s._call('bitt_queue_extend', [msg.topic, msg.id, msg.token, duration(lease, 'lease')],
+      () => undefined);
+  }
+
+  /* Gives a delivery back unseen, claimable again delayMs from now: no
+   * attempt used, no error recorded (unlike nack). */
+  snooze(topic, id, token, delayMs = 0) {
+    return this._s._call('bitt_queue_snooze', [topic, id, token, duration(delayMs, 'delayMs')], () => undefined);
   }
 
   deadList(topic, o) {
-    const { after = 0, limit = 0 } = opts(o);
+    const { after = 0, limit = 0 } = opts('queue.deadList', o);
     return this._s._call('bitt_queue_dead_list', [topic, after, limit], (r) => M.messages(r[1]));
   }
 
@@ -130,7 +173,7 @@ class Queue {
     return this._s._call('bittw_queue_stats', [topic], (r) => {
       const t = r[1];
       return { pending: M.num(t[0]), delayed: M.num(t[1]), processing: M.num(t[2]), dead: M.num(t[3]),
-        oldestPendingAt: M.num(t[4]) };
+        oldestPendingAt: optDate(t[4]) };
     });
   }
 }
@@ -138,15 +181,15 @@ class Queue {
 class Leases {
   constructor(s) { this._s = s; }
 
-  /* {name, owner, epoch, expiresAt}, or null while another holds it. */
+  /* A Lease {name, owner, epoch, expiresAt}, or null while another holds it. */
   acquire(name, owner, ttl) {
-    return this._s._call('bitt_lease_acquire', [name, owner, ttl],
-      (r) => (r[0] === 0 ? { name: String(name), owner: String(owner), epoch: r[1], expiresAt: M.num(r[2]) } : null));
+    return this._s._call('bitt_lease_acquire', [name, owner, duration(ttl, 'ttl')],
+      (r) => (r[0] === 0 ? new M.Lease(String(name), String(owner), r[1], r[2]) : null));
   }
 
-  /* The new expiry time. */
+  /* The new expiry time (a Date). */
   renew(name, owner, epoch, ttl) {
-    return this._s._call('bitt_lease_renew', [name, owner, epoch, ttl], (r) => M.num(r[1]));
+    return this._s._call('bitt_lease_renew', [name, owner, epoch, duration(ttl, 'ttl')], (r) => date(r[1]));
   }
 
   release(name, owner, epoch) {
@@ -155,7 +198,7 @@ class Leases {
 
   get(name) {
     return this._s._call('bitt_lease_get', [name], (r) => (r[0] === 0
-      ? { name: String(name), owner: r[1].toString('utf8'), epoch: r[2], expiresAt: M.num(r[3]) } : null));
+      ? new M.Lease(String(name), r[1].toString('utf8'), r[2], r[3]) : null));
   }
 }
 
@@ -163,7 +206,7 @@ class Outbox {
   constructor(s) { this._s = s; }
 
   append(stream, event) {
-    const [data, kind] = encodeValue(event);
+    const [data, kind] = encodeValue(event, 'event');
     return this._s._call('bitt_outbox_append', [stream, data, kind], (r) => r[1]);
   }
 
@@ -175,8 +218,10 @@ class Outbox {
     return this._s._call('bitt_outbox_ack', [stream, seqs], (r) => M.num(r[1]));
   }
 
-  fail(stream, seq, error = null, nextAttemptAt = 0) {
-    return this._s._call('bitt_outbox_fail', [stream, seq, error, nextAttemptAt], (r) => status(r) === 0);
+  /* nextAttemptAt: a Date, or null for none. */
+  fail(stream, seq, error = null, nextAttemptAt = null) {
+    return this._s._call('bitt_outbox_fail', [stream, seq, error, time(nextAttemptAt, 'nextAttemptAt')],
+      (r) => status(r) === 0);
   }
 
   park(stream, seq, reason, error = null) {
@@ -209,8 +254,8 @@ class Budgets {
 
   /* 0 when taken, else the ms to wait until `n` tokens are there. */
   take(name, o) {
-    const { capacity, refill, period, n = 1 } = opts(o);
-    return this._s._call('bitt_budget_take', [name, capacity, refill, period, n],
+    const { capacity, refill, period, n = 1 } = opts('budget.take', o);
+    return this._s._call('bitt_budget_take', [name, capacity, refill, duration(period, 'period'), n],
       (r) => (r[0] === 0 ? 0 : M.num(r[1])));
   }
 }
@@ -218,10 +263,13 @@ class Budgets {
 class Schedules {
   constructor(s) { this._s = s; }
 
+  /* Every `interval` ms; firstRunAt (a Date) when new or its interval
+   * changed (default: now + interval). */
   upsert(key, interval, payload = Buffer.alloc(0), o) {
-    const { firstRunAt = 0 } = opts(o);
-    const [data, kind] = encodeValue(payload);
-    return this._s._call('bitt_schedule_upsert', [key, interval, data, kind, firstRunAt], () => undefined);
+    const { firstRunAt } = opts('schedule.upsert', o);
+    const [data, kind] = encodeValue(payload, 'payload');
+    return this._s._call('bitt_schedule_upsert',
+      [key, duration(interval, 'interval'), data, kind, time(firstRunAt, 'firstRunAt')], () => undefined);
   }
 
   claim(prefix = null) {
@@ -244,26 +292,33 @@ class Schedules {
 class Clock {
   constructor(s) { this._s = s; }
 
-  setManual(nowMs) {
-    return this._s._call('bitt_clock_set_manual', [nowMs], () => undefined);
+  /* A manual clock at `now` (a Date), moved only by advance(). */
+  setManual(now) {
+    return this._s._call('bitt_clock_set_manual', [time(now, 'now', false)], () => undefined);
   }
 
-  advance(ms_) {
-    return this._s._call('bitt_clock_advance', [ms_], () => undefined);
+  advance(ms) {
+    return this._s._call('bitt_clock_advance', [duration(ms, 'ms')], () => undefined);
   }
 
   useSystem() {
     return this._s._call('bitt_clock_use_system', [], () => undefined);
   }
 
+  /* The store's time, a Date. */
   now() {
-    return this._s._call('bitt_clock_now', [], (r) => M.num(r[1]));
+    return this._s._call('bitt_clock_now', [], (r) => date(r[1]));
   }
 }
 
 /* A transaction handle dropped without commit() or close() is freed when
  * collected. */
 const txns = new FinalizationRegistry(({ native, txn }) => native.bitt_txn_free(txn));
+// `using` / `await using`: Node 20 has both symbols; on Node 18 the ones
+// Node's own objects use (Symbol.for('nodejs.dispose')), as TypeScript's
+// and the polyfills' Symbol.dispose are there.
+const dispose = Symbol.dispose ?? Symbol.for('nodejs.dispose');
+const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 
 /* Adds actions to a transaction handle: in-memory work, plain calls for
  * both APIs; commit is the store's (sync or Promise) and spends it. */
@@ -284,6 +339,12 @@ class AtomicBase {
     }
   }
 
+  /* `using tx = store.atomic()`: dropped at the end of the block unless
+   * committed (commit spends it). */
+  [dispose]() {
+    this.close();
+  }
+
   check(key, version) {
     this._n.bitt_txn_check(this._txn, encodeKey(key), version || 0);
     return this;
@@ -291,7 +352,7 @@ class AtomicBase {
 
   set(key, value, o) {
     const [data, kind] = encodeValue(value);
-    this._n.bitt_txn_set(this._txn, encodeKey(key), data, kind, ms(opts(o).ttl, 'ttl'));
+    this._n.bitt_txn_set(this._txn, encodeKey(key), data, kind, ttlOf('atomic.set', o));
     return this;
   }
 
@@ -301,14 +362,14 @@ class AtomicBase {
   }
 
   sum(key, delta) {
-    this._n.bitt_txn_sum(this._txn, encodeKey(key), delta);
+    this._n.bitt_txn_sum(this._txn, encodeKey(key), integer(delta, 'delta'));
     return this;
   }
 
   enqueue(topic, payload, o) {
-    const { delay, maxAttempts = 0, dedupKey } = opts(o);
-    const [data, kind] = encodeValue(payload);
-    this._n.bittw_txn_enqueue(this._txn, topic, data, kind, ms(delay, 'delay'), maxAttempts,
+    const { delay, maxAttempts = 0, dedupKey } = opts('atomic.enqueue', o);
+    const [data, kind] = encodeValue(payload, 'payload');
+    this._n.bittw_txn_enqueue(this._txn, topic, data, kind, duration(delay, 'delay'), maxAttempts,
       optKey(dedupKey, 'dedupKey'));
     return this;
   }
@@ -319,10 +380,11 @@ class AtomicBase {
   }
 
   outboxAppend(stream, event) {
-    const [data, kind] = encodeValue(event);
+    const [data, kind] = encodeValue(event, 'event');
     this._n.bitt_txn_outbox_append(this._txn, stream, data, kind);
     return this;
   }
 }
 
-module.exports = { KV, Queue, Leases, Outbox, Budgets, Schedules, Clock, AtomicBase, NOTFOUND, EXISTS, DENIED, ms, opts };
+module.exports = { KV, Queue, Leases, Outbox, Budgets, Schedules, Clock, AtomicBase, NOTFOUND, EXISTS, DENIED,
+  OPTIONS, opts, ttlOf, dispose, asyncDispose };

@@ -3,7 +3,12 @@
 // commit of the consumer's acks), nack() and extend(). Every rule is the C
 // core's (bitt_queue_ack / bitt_queue_ack_many); this file only decides when
 // to call them.
+const native = require('./native');
 const errors = require('./errors');
+const M = require('./model');
+const { opts, asyncDispose } = require('./api');
+const { duration, signalOf, typeName } = require('./args');
+const { aborted, endOf } = require('./cancel');
 
 const ACK_MANY_MAX = 1000; // bitt_queue_ack_many's limit per call
 const STALE = -14; // BITT_ETOKEN: the class a single ack rejects with
@@ -103,39 +108,151 @@ function bind(store, acks, m) {
   return m;
 }
 
-/* Messages as they come, until the loop breaks or the store closes: one
- * dequeue (with wait) leases up to `prefetch` messages at once (`limit` is
- * its older name), handed out one by one; each is still the caller's to ack
- * (msg.ack(), grouped as AckGroup says, or queue.ack) or nack. The leases of
- * prefetched messages run from that dequeue, not from when the loop reaches
- * them: `lease` must cover handling the whole batch (or extend() them).
- * Messages prefetched but not handed out when the loop breaks stay leased
- * until their lease ends, then come back. Acks asked for still commit after
- * the loop ends; store.close() waits for them. */
-async function* consume(store, topic, o = {}) {
-  const { lease = 0, wait = 1000 } = o;
-  const prefetch = o.prefetch ?? o.limit ?? 1;
-  if (!Number.isInteger(prefetch) || prefetch < 1) throw new TypeError('prefetch must be a positive integer');
-  const acks = new AckGroup(store, topic);
-  store._consumers.add(acks);
-  try {
-    while (!store._closing) {
+/* queue.consume(topic, options): the messages of a topic as they come, an
+ * async iterator (`for await`). One dequeue (with wait) leases up to
+ * `prefetch` messages at once (`limit` is its older name), handed out one
+ * by one; each is still the caller's to ack (msg.ack(), grouped as AckGroup
+ * says, or queue.ack) or nack. The leases of prefetched messages run from
+ * that dequeue, not from when the loop reaches them: `lease` must cover
+ * handling the whole batch (or extend() them).
+ *
+ * It ends at once, whatever it is doing: `break` (return()), `await using`,
+ * the signal's abort (the loop then throws an AbortError, as events.on's
+ * does), store.close(). A dequeue waiting then is ended through its cancel
+ * token (the core leases nothing more), and the prefetched messages not
+ * handed out are given back unseen (queue.snooze, no delay: no attempt
+ * used). Acks asked for still commit; store.close() waits for them. */
+class Consumer {
+  constructor(store, topic, o) {
+    const { lease, wait = 1000, signal, prefetch: pf, limit } = opts('queue.consume', o);
+    const prefetch = pf ?? limit ?? 1;
+    if (!Number.isInteger(prefetch) || prefetch < 1) {
+      throw new TypeError(`prefetch: ${typeof prefetch === 'number' ? `number ${prefetch}` : typeName(prefetch)} ` +
+        'is not a positive integer');
+    }
+    this._store = store;
+    this._topic = topic;
+    this._args = [topic, prefetch, duration(lease, 'lease'), duration(wait, 'wait')];
+    this._signal = signalOf('queue.consume', signal);
+    this._acks = new AckGroup(store, topic);
+    this._buf = []; // leased, not handed out yet
+    this._token = native.bittw_cancel_new(); // ends the dequeue in flight
+    this._inflight = null; // that dequeue; settles null once the consumer has ended
+    this._ended = false;
+    this._error = null; // the AbortError the next next() rejects with
+    this._released = null;
+    this._queue = Promise.resolve(); // next() calls, one after the other
+    store._consumers.add(this);
+    if (this._signal) {
+      this._onAbort = () => this._end(aborted('consume', this._signal));
+      if (this._signal.aborted) this._onAbort();
+      else this._signal.addEventListener('abort', this._onAbort, { once: true });
+    }
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  next() {
+    const p = this._queue.then(() => this._next());
+    this._queue = p.catch(() => {});
+    return p;
+  }
+
+  /* Ends the loop (break calls it): at once, also while a dequeue waits. */
+  async return(value) {
+    this._end(null);
+    await this._queue;
+    await this._release();
+    return { done: true, value };
+  }
+
+  async throw(err) {
+    await this.return();
+    throw err;
+  }
+
+  [asyncDispose]() {
+    return this.return().then(() => undefined);
+  }
+
+  async _next() {
+    for (;;) {
+      if (this._ended) return this._stop();
+      if (this._buf.length) return { done: false, value: bind(this._store, this._acks, this._buf.shift()) };
       // The acks of the batch used up go now, and the next dequeue is issued
       // while they are in flight (rather than an event-loop turn later).
-      acks.flush();
+      this._acks.flush();
       let batch;
       try {
-        batch = await store.queue.dequeue(topic, { limit: prefetch, lease, wait });
+        batch = await this._dequeue();
       } catch (e) {
-        if (store._closing && e instanceof errors.UsageError) return;
+        if (this._store._closing && e instanceof errors.UsageError) return this._stop();
+        this._end(null);
+        await this._release();
         throw e;
       }
-      for (const m of batch) yield bind(store, acks, m);
+      if (batch === null) return this._stop();
+      this._buf = batch;
     }
-  } finally {
-    // Acks asked for still commit; close() waits for them until then.
-    acks.drain().then(() => store._consumers.delete(acks));
+  }
+
+  /* The dequeue, under the consumer's token; what it gets once the
+   * consumer has ended goes to the buffer (given back), and it then
+   * settles null. */
+  _dequeue() {
+    const call = this._store._call('bittw_queue_dequeue_cancel', [...this._args, this._token], (r) => M.messages(r[1]));
+    this._inflight = call.then((batch) => {
+      if (!this._ended) return batch;
+      this._buf.push(...batch);
+      return null;
+    }, (e) => {
+      if (this._ended) return null;
+      throw e;
+    });
+    return this._inflight;
+  }
+
+  _end(error) {
+    if (this._ended) return;
+    this._ended = true;
+    this._error = error;
+    native.bittw_cancel_fire(this._token);
+    if (this._signal) this._signal.removeEventListener('abort', this._onAbort);
+    // An abort with no next() in flight gives back at once too.
+    if (error) this._release();
+  }
+
+  async _stop() {
+    await this._release();
+    return endOf(this);
+  }
+
+  /* Once ended: the dequeue in flight settled, the buffer given back, the
+   * acks asked for committed. Never rejects. */
+  _release() {
+    if (this._released === null) {
+      this._released = (async () => {
+        if (this._inflight) await this._inflight.catch(() => {});
+        const left = this._buf.splice(0);
+        await this._store.queue._giveBack(left);
+        await this._acks.drain();
+        this._store._consumers.delete(this);
+      })();
+    }
+    return this._released;
+  }
+
+  /* store.close(): ends the loop and settles what it owes. */
+  _close() {
+    this._end(null);
+    return this._release();
   }
 }
 
-module.exports = { consume, AckGroup };
+function consume(store, topic, o) {
+  return new Consumer(store, topic, o);
+}
+
+module.exports = { consume, Consumer, AckGroup };

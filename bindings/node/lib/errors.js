@@ -1,13 +1,17 @@
 'use strict';
-// The error classes: one per bitt status (bitt.h), all BittError. `code` is
-// the negative status, `codeName` its stable name ('ERR_BITT_CONFLICT'),
-// `message` the C core's bitt_error_last() read in the failing call.
+// The error classes of bindings/ERRORS.md: one per bitt status (bitt.h), all
+// BittError. `code` is the table's string code ('ERR_BITT_CONFLICT', as
+// Node's own errors and ioredis spell theirs), `status` the negative status
+// number, `message` the C core's bitt_error_last() read in the failing call.
+// A cancelled wait (BITT_ECANCELED) is an AbortError, as fetch and
+// timers/promises reject with: code 'ABORT_ERR', cause the signal's reason.
 
 class BittError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.code = code;
-    this.codeName = CODE_NAMES[code] || 'ERR_BITT';
+  /* status: the negative bitt status; options: Error's ({cause}). */
+  constructor(status, message, options) {
+    super(message, options);
+    this.status = status;
+    this.code = CODES[status] || 'ERR_BITT';
   }
 
   get name() {
@@ -15,6 +19,7 @@ class BittError extends Error {
   }
 }
 
+const ECANCELED = -16;
 const SPECS = [
   [-1, 'InvalidArgument', 'ERR_BITT_INVALID'],
   [-2, 'OutOfMemory', 'ERR_BITT_NOMEM'],
@@ -31,23 +36,31 @@ const SPECS = [
   [-13, 'Unsupported', 'ERR_BITT_UNSUPPORTED'],
   [-14, 'StaleToken', 'ERR_BITT_TOKEN'],
   [-15, 'LeaseLostError', 'ERR_BITT_LEASE_LOST'],
+  [ECANCELED, 'AbortError', 'ABORT_ERR'],
 ];
 
-const CODE_NAMES = {};
-const BY_CODE = {};
+const CODES = {};
+const BY_STATUS = {};
 const classes = { BittError };
-for (const [code, name, codeName] of SPECS) {
+for (const [status, name, code] of SPECS) {
   // A named class per status, so that `instanceof` and `err.name` both work.
   const cls = { [name]: class extends BittError {} }[name];
-  CODE_NAMES[code] = codeName;
-  BY_CODE[code] = cls;
+  CODES[status] = code;
+  BY_STATUS[status] = cls;
   classes[name] = cls;
 }
 
 /* Called by the addon to build the error it throws or rejects with. */
-function makeError(code, message) {
-  const Cls = BY_CODE[code] || BittError;
-  return new Cls(code, message);
+function makeError(status, message) {
+  const Cls = BY_STATUS[status] || BittError;
+  return new Cls(status, message);
 }
 
-module.exports = { ...classes, makeError, CODE_NAMES };
+const INVALID = -1;
+/* An argument refused before the core is called (ERRORS.md, second table):
+ * InvalidArgument, status -1 as the core's. */
+function invalid(message) {
+  return makeError(INVALID, message);
+}
+
+module.exports = { ...classes, makeError, invalid, CODES, ECANCELED };

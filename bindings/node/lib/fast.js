@@ -9,8 +9,9 @@
 const { Buffer } = require('buffer'); // the global is a getter, slower
 const { markAsUntransferable } = require('worker_threads');
 const native = require('./native');
-const { KV, ms, opts } = require('./api');
+const { KV, ttlOf } = require('./api');
 const { encodeKey, encodeValue } = require('./values');
+const { Entry } = require('./entry');
 const M = require('./model');
 
 const head = new ArrayBuffer(48); // sizeof(bittw_fast_head)
@@ -40,12 +41,12 @@ class SyncKV extends KV {
       value = Buffer.from(pool, fields[2], r);
       if (fields[3] !== 0) newPool();
     }
-    return M.entry({ key: k, value, kind: fields[0], version: version[0], expiresAt: fields[1] });
+    return M.entry(new Entry(k, value, fields[0], version[0], fields[1]));
   }
 
   set(key, value, o) {
     const [data, kind] = encodeValue(value);
-    fast.set(this._s._box, encodeKey(key), data, kind, ms(opts(o).ttl, 'ttl'));
+    fast.set(this._s._box, encodeKey(key), data, kind, ttlOf('kv.set', o));
     return version[0];
   }
 }

@@ -9,14 +9,19 @@
 // every rule is the C core's. The synchronous calls run on the calling
 // thread (microseconds on memory and SQLite); every AsyncStore call runs its
 // C call on the binding's threads (src/dispatch.hpp), so the event loop never waits on a database.
-// Durations are milliseconds.
+// Durations are numbers of milliseconds, absolute times Dates; every call
+// that may wait takes {signal} (an AbortSignal).
 const native = require('./native');
 const errors = require('./errors');
 const values = require('./values');
 const api = require('./api');
 const M = require('./model');
-const { consume } = require('./consumer');
+const { consume, Consumer } = require('./consumer');
+const { Entry } = require('./entry');
 const { SyncKV } = require('./fast');
+const cancel = require('./cancel');
+const { endOf } = cancel;
+const { duration, signalOf } = require('./args');
 
 // A store wrapper dropped without close() still frees its box (which
 // outlives calls in flight: they hold a reference on it in C). A wrapper
@@ -80,28 +85,62 @@ class Atomic extends api.AtomicBase {
   }
 }
 
+/* A signal given to subscribe() closes the subscription when it aborts. */
+function closeOnAbort(sub, call, o) {
+  const signal = signalOf(call, api.opts(call, o).signal);
+  if (signal === null) return;
+  sub._signal = signal;
+  sub._onAbort = () => sub._abort();
+  if (signal.aborted) queueMicrotask(sub._onAbort);
+  else signal.addEventListener('abort', sub._onAbort, { once: true });
+}
+
+function stopListening(sub) {
+  if (sub._signal) sub._signal.removeEventListener('abort', sub._onAbort);
+}
+
 class Subscription {
-  constructor(store, channel) {
+  constructor(store, channel, o) {
     this._store = store;
+    this._signal = null;
     this._sub = native.bitt_pubsub_subscribe(store._box, channel)[1];
     store._subs.add(this);
+    closeOnAbort(this, 'pubsub.subscribe', o);
   }
 
-  /* The next message, or null when none came within timeout ms. */
-  next(timeout = 0) {
-    return M.message(native.bitt_pubsub_next(this._sub, timeout)[1]);
+  /* The next message, or null when none came within `timeout` ms. This
+   * call blocks the thread: a signal can only have aborted before it. */
+  next(timeout = 0, o) {
+    const signal = signalOf('subscription.next', api.opts('subscription.next', o).signal);
+    const ms = duration(timeout, 'timeout');
+    return syncWait(signal, (token) => native.bitt_pubsub_next_cancel(this._sub, ms, token), (r) => M.message(r[1]));
   }
 
   close() {
     if (this._sub !== null) {
+      stopListening(this);
       native.bitt_pubsub_close(this._sub);
       this._sub = null;
       this._store._subs.delete(this);
     }
   }
 
-  [Symbol.dispose]() {
+  _abort() {
     this.close();
+  }
+
+  [api.dispose]() {
+    this.close();
+  }
+}
+
+/* A synchronous call that may wait (the signal can only have aborted before
+ * it: the thread is blocked): its cancellation carries the signal's reason. */
+function syncWait(signal, call, post) {
+  try {
+    return post(call(cancel.syncToken(signal)));
+  } catch (e) {
+    throw cancel.withCause(e, signal);
   }
 }
 
@@ -113,12 +152,16 @@ class Store {
     const self = this;
     this.pubsub = {
       publish: (channel, data) => self._call('bitt_pubsub_publish', [channel, pubData(data)], () => undefined),
-      subscribe: (channel) => new Subscription(self, channel),
+      subscribe: (channel, o) => new Subscription(self, channel, o),
     };
   }
 
   _call(name, args, post) {
     return post(native[name](this._box, ...args));
+  }
+
+  _wait(name, args, signal, post) {
+    return syncWait(signal, (token) => native[name](this._box, ...args, token), post);
   }
 
   get backend() {
@@ -148,7 +191,7 @@ class Store {
     closeBox(this, (box) => native.bittw_close(box));
   }
 
-  [Symbol.dispose]() {
+  [api.dispose]() {
     this.close();
   }
 }
@@ -177,21 +220,29 @@ class AsyncAtomic extends api.AtomicBase {
   }
 }
 
-/* Iterate with `for await`; next(timeout) gives null when nothing came. The
- * subscription starts at once, on the binding's threads: `await sub.ready` before
- * publishing what it must see (async calls run side by side). */
+const FOREVER = 3_600_000; // one wait of an iteration; it waits again after
+
+/* Iterate with `for await` (break closes it); next(timeout) gives null when
+ * nothing came. The subscription starts at once, on the binding's threads:
+ * `await sub.ready` before publishing what it must see (async calls run
+ * side by side). Every wait has a cancel token: close() ends them at once. */
 class AsyncSubscription {
-  constructor(store, channel) {
+  constructor(store, channel, o) {
     this._store = store;
     this._sub = null;
     this._closed = false;
-    this._busy = Promise.resolve();
+    this._closing = null;
+    this._error = null; // the AbortError of a subscription its signal closed
+    this._signal = null;
+    this._kept = []; // got by a next() whose own signal had aborted: handed out first
+    this._waits = new Map(); // next() calls in flight: their promise -> token
     this._ready = store._call('bitt_pubsub_subscribe', [channel], (r) => {
       this._sub = r[1];
       if (this._closed) this._drop();
     });
     this._ready.catch(() => {});
     store._subs.add(this);
+    closeOnAbort(this, 'pubsub.subscribe', o);
   }
 
   /* Settles once the subscription is in place (rejects if it failed). */
@@ -199,33 +250,94 @@ class AsyncSubscription {
     return this._ready;
   }
 
-  async next(timeout = 0) {
+  /* The next message, or null when none came within `timeout` ms; an abort
+   * of `signal` ends the wait (AbortError), and a message that came as it
+   * aborted is kept for the next call. */
+  async next(timeout = 0, o) {
+    const signal = signalOf('subscription.next', api.opts('subscription.next', o).signal);
+    const ms = duration(timeout, 'timeout');
     await this._ready;
-    if (this._closed) throw errors.makeError(-12, 'the subscription is closed');
-    const p = A.bitt_pubsub_next(this._sub, timeout);
-    this._busy = p.catch(() => {});
-    return M.message((await p)[1]);
-  }
-
-  async* [Symbol.asyncIterator]() {
+    if (this._kept.length) return this._kept.shift();
+    if (this._closed) throw this._closedError();
+    const [token, release] = cancel.tokenFor(signal);
+    const mine = token ?? native.bittw_cancel_new();
+    const p = A.bitt_pubsub_next_cancel(this._sub, ms, mine);
+    this._waits.set(p, mine);
+    let r;
     try {
-      while (!this._closed) {
-        const m = await this.next(250);
-        if (m !== null) yield m;
-      }
+      r = await p;
+    } catch (e) {
+      if (e.status === errors.ECANCELED && !(signal && signal.aborted)) throw this._closedError();
+      throw cancel.withCause(e, signal);
     } finally {
-      await this.close();
+      this._waits.delete(p);
+      release();
     }
+    const m = M.message(r[1]);
+    if (signal && signal.aborted) {
+      if (m !== null) this._kept.push(m);
+      throw cancel.aborted('subscription wait', signal);
+    }
+    return m;
   }
 
-  /* Closes after the wait in flight (at most its timeout). */
-  async close() {
-    if (this._closed) return;
-    this._closed = true;
-    this._store._subs.delete(this);
-    await this._ready.catch(() => {});
-    await this._busy;
-    this._drop();
+  _closedError() {
+    return this._error ?? errors.makeError(-12, 'the subscription is closed');
+  }
+
+  /* The messages as they come: `for await`; break (return()) closes the
+   * subscription at once, and so does the signal given to subscribe() (the
+   * loop then throws an AbortError). */
+  [Symbol.asyncIterator]() {
+    const self = this;
+    return {
+      async next() {
+        for (;;) {
+          if (self._closed && !self._kept.length) return self._endOfLoop();
+          let m;
+          try {
+            m = await self.next(FOREVER);
+          } catch (e) {
+            if (self._closed) return self._endOfLoop();
+            throw e;
+          }
+          if (m !== null) return { done: false, value: m };
+        }
+      },
+      async return(value) {
+        await self.close();
+        return { done: true, value };
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+
+  _endOfLoop() {
+    return endOf(this);
+  }
+
+  /* Closes it: a wait in flight ends at once (its next() rejects with
+   * UsageError). Idempotent. */
+  close() {
+    if (this._closing === null) {
+      this._closed = true;
+      stopListening(this);
+      this._store._subs.delete(this);
+      for (const token of this._waits.values()) native.bittw_cancel_fire(token);
+      this._closing = (async () => {
+        await this._ready.catch(() => {});
+        await Promise.all([...this._waits.keys()].map((p) => p.catch(() => {})));
+        this._drop();
+      })();
+    }
+    return this._closing;
+  }
+
+  _abort() {
+    if (!this._closed) this._error = cancel.aborted('subscription', this._signal);
+    this.close();
   }
 
   _drop() {
@@ -235,7 +347,7 @@ class AsyncSubscription {
     }
   }
 
-  [Symbol.asyncDispose]() {
+  [api.asyncDispose]() {
     return this.close();
   }
 }
@@ -245,13 +357,13 @@ class AsyncStore {
   constructor(box, owner) {
     adopt(this, box, owner);
     this._closing = false;
-    this._consumers = new Set(); // the AckGroups of its consume() loops
+    this._consumers = new Set(); // its consume() loops (lib/consumer.js)
     const self = this;
     this.queue.consume = (topic, o) => consume(self, topic, o);
-    this.kv.list = (o) => listAll(self, o);
+    this.kv.list = (o) => listAll(self, api.opts('kv.list', o));
     this.pubsub = {
       publish: (channel, data) => self._call('bitt_pubsub_publish', [channel, pubData(data)], () => undefined),
-      subscribe: (channel) => new AsyncSubscription(self, channel),
+      subscribe: (channel, o) => new AsyncSubscription(self, channel, o),
     };
   }
 
@@ -261,6 +373,18 @@ class AsyncStore {
     } catch (e) {
       return Promise.reject(e);
     }
+  }
+
+  /* A call that may wait, under signal; late(result) gives back what it
+   * got when the signal aborted after the core's call returned. */
+  _wait(name, args, signal, post, late) {
+    return cancel.underSignal(signal, (token) => this._call(name, [...args, token], post)).then(async (v) => {
+      if (signal && signal.aborted) {
+        await late(v);
+        throw cancel.aborted('dequeue', signal);
+      }
+      return v;
+    });
   }
 
   get backend() {
@@ -281,25 +405,26 @@ class AsyncStore {
   }
 
   /* Closes the store once the calls in flight are done; later calls reject
-   * with UsageError. Idempotent. On an attached handle: only this handle. */
+   * with UsageError. Idempotent. On an attached handle: only this handle.
+   * Its consume() loops and subscriptions end at once first (their waits
+   * cancelled, prefetched messages given back, acks asked for committed). */
   async close() {
     this._closing = true;
-    // Acks the consumers were asked for commit first (nothing left unsettled).
-    await Promise.all([...this._consumers].map((c) => c.drain()));
+    await Promise.all([...this._consumers].map((c) => c._close()));
     await Promise.all([...this._subs].map((s) => s.close()));
     await closeBox(this, (box) => A.bittw_close(box));
   }
 
-  [Symbol.asyncDispose]() {
+  [api.asyncDispose]() {
     return this.close();
   }
 }
 
 /* Every entry of the selection, page by page. */
-async function* listAll(store, o = {}) {
+async function* listAll(store, o) {
   let cursor = o.cursor ?? null;
   for (;;) {
-    const page = await store.kv.page({ ...o, cursor });
+    const page = await store.kv._page({ ...o, cursor });
     yield* page.entries;
     cursor = page.cursor;
     if (cursor === null) return;
@@ -307,10 +432,14 @@ async function* listAll(store, o = {}) {
 }
 
 // The synchronous store iterates pages lazily too.
-api.KV.prototype.list = function* list(o = {}) {
+api.KV.prototype.list = function list(o) {
+  return listPages(this, api.opts('kv.list', o));
+};
+
+function* listPages(kv, o) {
   let cursor = o.cursor ?? null;
   for (;;) {
-    const page = this.page({ ...o, cursor });
+    const page = kv._page({ ...o, cursor });
     yield* page.entries;
     cursor = page.cursor;
     if (cursor === null) return;
@@ -354,6 +483,9 @@ module.exports = {
   AsyncSubscription,
   Message: M.Message,
   Schedule: M.Schedule,
+  Lease: M.Lease,
+  Entry,
+  Consumer,
   ...errors,
   encodeKey: values.encodeKey,
   decodeTuple: values.decodeTuple,

@@ -1,17 +1,23 @@
 'use strict';
 // Results: the addon's arrays (the shapes of src/js_values.hpp) made into
 // objects (entries come as objects already). Identities (id, version, epoch,
-// seq) and counters stay bigint; times, durations and counts become numbers
-// (milliseconds fit exactly).
+// seq) and counters stay bigint; counts and durations become numbers
+// (milliseconds); absolute times become Dates (null where the core says
+// "none" with 0). Each has toJSON, so that JSON.stringify works on it:
+// bigints as decimal strings, Dates as ISO strings, Buffers as Node writes
+// them.
 const { decodeValue, KIND_BYTES } = require('./values');
+const { date, optDate } = require('./args');
+const { jsonable } = require('./entry');
 
 const num = (b) => Number(b);
 
-/* The addon's entry object (src/js_values.hpp), its value decoded in place. */
+/* The addon's entry (lib/entry.js), its value decoded and its expiry made
+ * a Date (null: none) in place. */
 function entry(e) {
   if (e === null) return null;
   if (e.kind !== KIND_BYTES) e.value = decodeValue(e.value, e.kind);
-  if (typeof e.expiresAt === 'bigint') e.expiresAt = num(e.expiresAt); // a saturated "never", past 2^53
+  e.expiresAt = e.expiresAt === 0 ? null : date(e.expiresAt);
   return e;
 }
 
@@ -25,15 +31,21 @@ class Message {
     this.attempts = t[5];
     this.maxAttempts = t[6];
     this.lastError = t[7];
-    this.createdAt = num(t[8]);
-    this.dueAt = num(t[9]);
-    this.failedAt = num(t[10]);
+    this.createdAt = date(t[8]);
+    this.dueAt = optDate(t[9]);
+    this.failedAt = optDate(t[10]);
     this.parkReason = t[11];
   }
 
   /* The payload decoded by its kind (VALUES.md). */
   get value() {
     return decodeValue(this.payload, this.kind);
+  }
+
+  toJSON() {
+    return { id: String(this.id), topic: this.topic, value: jsonable(this.value), kind: this.kind, token: this.token,
+      attempts: this.attempts, maxAttempts: this.maxAttempts, lastError: this.lastError, createdAt: this.createdAt,
+      dueAt: this.dueAt, failedAt: this.failedAt, parkReason: this.parkReason };
   }
 }
 
@@ -43,12 +55,30 @@ class Schedule {
     this.interval = num(t[1]);
     this.payload = t[2];
     this.kind = t[3];
-    this.nextRunAt = num(t[4]);
-    this.occurrence = num(t[5]);
+    this.nextRunAt = date(t[4]);
+    this.occurrence = optDate(t[5]);
   }
 
   get value() {
     return decodeValue(this.payload, this.kind);
+  }
+
+  toJSON() {
+    return { key: this.key, interval: this.interval, value: jsonable(this.value), kind: this.kind,
+      nextRunAt: this.nextRunAt, occurrence: this.occurrence };
+  }
+}
+
+class Lease {
+  constructor(name, owner, epoch, expiresAt) {
+    this.name = name;
+    this.owner = owner;
+    this.epoch = epoch;
+    this.expiresAt = date(expiresAt);
+  }
+
+  toJSON() {
+    return { name: this.name, owner: this.owner, epoch: String(this.epoch), expiresAt: this.expiresAt };
   }
 }
 
@@ -56,4 +86,4 @@ const messages = (list) => list.map((t) => new Message(t));
 const message = (t) => (t === null ? null : new Message(t));
 const schedule = (t) => (t === null ? null : new Schedule(t));
 
-module.exports = { entry, Message, Schedule, messages, message, schedule, num };
+module.exports = { entry, Message, Schedule, Lease, messages, message, schedule, num };

@@ -18,5 +18,6 @@ const native = load();
 native.bittw_set_error_factory(require('./errors').makeError);
 // Entries come as objects made here (the stored bytes as value; lib/model.js
 // decodes them by kind).
-native.bittw_set_entry_factory((key, value, kind, version, expiresAt) => ({ key, value, kind, version, expiresAt }));
+const { Entry } = require('./entry');
+native.bittw_set_entry_factory((key, value, kind, version, expiresAt) => new Entry(key, value, kind, version, expiresAt));
 module.exports = native;

@@ -389,6 +389,14 @@ class BittwArgs {
     uint64_t u64(size_t i, const char *what) { return read<uint64_t>(i, what, bittw_js_get_u64); }
     uint32_t u32(size_t i, const char *what) { return read<uint32_t>(i, what, bittw_js_get_u32); }
     int int_(size_t i, const char *what) { return read<int>(i, what, bittw_js_get_int); }
+    /* A cancel token (js_values.hpp), or none when null/undefined. */
+    bittw_cancel_ptr cancel(size_t i)
+    {
+        bittw_cancel_ptr c;
+        if (ok_ && !bittw_js_get_cancel(env_, at(i), &c))
+            ok_ = false;
+        return c;
+    }
     /* ack_many's deliveries: [id, token] pairs */
     std::shared_ptr<bittw_deliveries> deliveries(size_t i)
     {

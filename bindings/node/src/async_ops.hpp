@@ -206,8 +206,13 @@ BITTW_ASYNC(bittw_queue_dequeue)
     BittwOpt topic = a.text(1, "topic");
     uint32_t limit = a.u32(2, "limit");
     int64_t lease = a.i64(3, "lease_ms"), wait = a.i64(4, "wait_ms");
-    auto run = [=](bitt_store *s, BittwOuts &o) { return bittw_queue_dequeue(s, topic.c(), limit, lease, wait, o.messages()); };
-    auto now = [=](bitt_store *s, BittwOuts &o) { return bittw_queue_dequeue(s, topic.c(), limit, lease, 0, o.messages()); };
+    bittw_cancel_ptr cancel = a.cancel(5); /* optional: lib/cancel.js fires it */
+    auto run = [=](bitt_store *s, BittwOuts &o) {
+        return bittw_queue_dequeue_cancel(s, topic.c(), limit, lease, wait, cancel.get(), o.messages());
+    };
+    auto now = [=](bitt_store *s, BittwOuts &o) {
+        return bittw_queue_dequeue_cancel(s, topic.c(), limit, lease, 0, cancel.get(), o.messages());
+    };
     return bittw_queue(a, box, BittwJob::ENTER, run, wait > 0, wait > 0 ? BittwJob::Run(now) : nullptr);
 }
 BITTW_ASYNC(bitt_queue_ack)
@@ -240,15 +245,19 @@ BITTW_ASYNC(bitt_queue_nack)
     int64_t delay = a.i64(5, "delay_ms");
     return BITTW_RUN({ (void)o; return bitt_queue_nack(s, topic.c(), id, token.c(), error.c(), delay); });
 }
-BITTW_ASYNC(bitt_queue_extend)
-{
-    BITTW_STORE_ARGS;
-    BittwOpt topic = a.text(1, "topic");
-    uint64_t id = a.u64(2, "id");
-    BittwOpt token = a.text(3, "token");
-    int64_t lease = a.i64(4, "lease_ms");
-    return BITTW_RUN({ (void)o; return bitt_queue_extend(s, topic.c(), id, token.c(), lease); });
-}
+/* A call on one delivery with a duration: (store, topic, id, token, ms). */
+#define BITTW_ASYNC_DELIVERY_MS(NAME, MS)                                                           \
+    BITTW_ASYNC(NAME)                                                                              \
+    {                                                                                              \
+        BITTW_STORE_ARGS;                                                                          \
+        BittwOpt topic = a.text(1, "topic");                                                       \
+        uint64_t id = a.u64(2, "id");                                                              \
+        BittwOpt token = a.text(3, "token");                                                       \
+        int64_t ms = a.i64(4, MS);                                                                 \
+        return BITTW_RUN({ (void)o; return NAME(s, topic.c(), id, token.c(), ms); });              \
+    }
+BITTW_ASYNC_DELIVERY_MS(bitt_queue_extend, "lease_ms")
+BITTW_ASYNC_DELIVERY_MS(bitt_queue_snooze, "delay_ms")
 BITTW_ASYNC(bitt_queue_dead_list)
 {
     BITTW_STORE_ARGS;
@@ -402,12 +411,13 @@ BITTW_ASYNC(bitt_pubsub_next)
     BittwArgs a(info);
     bittw_sub *h = (bittw_sub *)a.handle(0, SWIGTYPE_p_bittw_sub, "subscription");
     int64_t timeout = a.i64(1, "timeout_ms");
+    bittw_cancel_ptr cancel = a.cancel(2); /* optional: lib/cancel.js fires it */
     if (a.ok() && !h->sub)
         return bittw_js_throw(a.env(), BITT_EUSAGE, "the subscription is closed"), Napi::Value();
     bittw_store *box = a.ok() ? h->box : NULL;
     return BITTW_RUN_WAITING(timeout > 0, {
         (void)s;
-        return bitt_pubsub_next(h->sub, timeout, o.message());
+        return bitt_pubsub_next_cancel(h->sub, timeout, cancel.get(), o.message());
     });
 }
 BITTW_ASYNC(bitt_budget_take)

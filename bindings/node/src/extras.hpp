@@ -1,7 +1,8 @@
 /*
  * extras.hpp: the hand-written Node-API functions besides the Promise API:
  * the tuple codec, one store shared by worker threads, the error factory,
- * and the registration of them all next to SWIG's wrappers. Included by
+ * cancel tokens (js_values.hpp), and the registration of them all next to
+ * SWIG's wrappers. Included by
  * async.hpp.
  */
 #ifndef BITT_NODE_EXTRAS_HPP
@@ -15,13 +16,14 @@ static Napi::Value bittw_js_tuple_encode(const Napi::CallbackInfo &info)
 {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsArray()) {
-        Napi::TypeError::New(env, "a tuple key must be an array").ThrowAsJavaScriptException();
+        bittw_js_type_error(env, "key", "an array (a tuple key)", info.Length() ? info[0] : env.Undefined());
         return Napi::Value();
     }
     Napi::Array parts = info[0].As<Napi::Array>();
     bittw_buf_out key;
     for (uint32_t i = 0; i < parts.Length(); i++) {
         Napi::Value p = parts.Get(i);
+        std::string what = "tuple part " + std::to_string(i);
         int rc;
         const uint8_t *bp = NULL;
         size_t bn = 0;
@@ -29,7 +31,7 @@ static Napi::Value bittw_js_tuple_encode(const Napi::CallbackInfo &info)
             rc = bitt_tuple_push_bool(&key.b, p.As<Napi::Boolean>().Value() ? 1 : 0);
         } else if (p.IsBigInt()) {
             int64_t v = 0;
-            if (!bittw_js_get_i64(env, p, "a tuple int part", &v))
+            if (!bittw_js_get_i64(env, p, what.c_str(), &v))
                 return Napi::Value();
             rc = bitt_tuple_push_int(&key.b, v);
         } else if (p.IsNumber()) {
@@ -38,15 +40,14 @@ static Napi::Value bittw_js_tuple_encode(const Napi::CallbackInfo &info)
             std::string u = p.As<Napi::String>().Utf8Value();
             rc = bitt_tuple_push_string(&key.b, u.data(), u.size());
         } else if (p.IsTypedArray() && p.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
-            bittw_js_get_bytes(env, p, false, "a tuple part", &bp, &bn);
+            bittw_js_get_bytes(env, p, false, what.c_str(), &bp, &bn);
             rc = bitt_tuple_push_bytes(&key.b, bp, bn);
-        } else if (p.IsObject() && p.As<Napi::Object>().Has("string")) {
+        } else if (p.IsObject() && !p.IsArray() && p.As<Napi::Object>().Has("string")) {
             if (!bittw_js_get_bytes(env, p.As<Napi::Object>().Get("string"), false, "a raw string part", &bp, &bn))
                 return Napi::Value();
             rc = bitt_tuple_push_string(&key.b, (const char *)bp, bn);
         } else {
-            Napi::TypeError::New(env, "a tuple part must be a Buffer, string, bigint, number or boolean")
-                .ThrowAsJavaScriptException();
+            bittw_js_type_error(env, what.c_str(), "a Buffer, a Uint8Array, a string, a bigint, a number or a boolean", p);
             return Napi::Value();
         }
         if (rc < 0) {
@@ -195,7 +196,7 @@ static void bittw_js_register(Napi::Env env, Napi::Object exports)
     BITTW_REG(bitt_kv_purge_expired) BITTW_REG(bittw_kv_get_many) BITTW_REG(bittw_kv_list)
     BITTW_REG(bitt_txn_begin) BITTW_REG(bitt_txn_commit) BITTW_REG(bittw_queue_enqueue)
     BITTW_REG(bittw_queue_dequeue) BITTW_REG(bitt_queue_ack) BITTW_REG(bitt_queue_nack)
-    BITTW_REG(bitt_queue_ack_many)
+    BITTW_REG(bitt_queue_ack_many) BITTW_REG(bitt_queue_snooze)
     BITTW_REG(bitt_queue_extend) BITTW_REG(bitt_queue_dead_list) BITTW_REG(bitt_queue_dead_retry)
     BITTW_REG(bitt_queue_dead_delete) BITTW_REG(bittw_queue_stats) BITTW_REG(bitt_lease_acquire)
     BITTW_REG(bitt_lease_renew) BITTW_REG(bitt_lease_release) BITTW_REG(bitt_lease_get)
@@ -206,6 +207,10 @@ static void bittw_js_register(Napi::Env env, Napi::Object exports)
     BITTW_REG(bitt_budget_take) BITTW_REG(bitt_schedule_upsert) BITTW_REG(bitt_schedule_claim)
     BITTW_REG(bitt_schedule_get) BITTW_REG(bitt_schedule_delete) BITTW_REG(bittw_schedule_list)
 #undef BITTW_REG
+    /* The names of the synchronous wrappers that take a cancel token (the
+     * Promise forms take one as their last argument). */
+    as.Set("bittw_queue_dequeue_cancel", as.Get("bittw_queue_dequeue"));
+    as.Set("bitt_pubsub_next_cancel", as.Get("bitt_pubsub_next"));
     exports.Set("async", as);
     exports.Set("bittw_tuple_encode", Napi::Function::New(env, bittw_js_tuple_encode, "bittw_tuple_encode"));
     exports.Set("bittw_tuple_decode", Napi::Function::New(env, bittw_js_tuple_decode, "bittw_tuple_decode"));
@@ -214,6 +219,9 @@ static void bittw_js_register(Napi::Env env, Napi::Object exports)
     exports.Set("bittw_release", Napi::Function::New(env, bittw_js_release, "bittw_release"));
     exports.Set("bittw_set_error_factory", Napi::Function::New(env, bittw_js_set_error_factory, "bittw_set_error_factory"));
     exports.Set("bittw_set_entry_factory", Napi::Function::New(env, bittw_js_set_entry_factory, "bittw_set_entry_factory"));
+    exports.Set("bittw_cancel_new", Napi::Function::New(env, bittw_js_cancel_new, "bittw_cancel_new"));
+    exports.Set("bittw_cancel_fire", Napi::Function::New(env, bittw_js_cancel_fire, "bittw_cancel_fire"));
+    exports.Set("bittw_cancel_fired", Napi::Function::New(env, bittw_js_cancel_fired, "bittw_cancel_fired"));
 }
 
 #endif

@@ -3,7 +3,9 @@
  * JavaScript values, shared by the SWIG wrappers (synchronous calls) and the
  * AsyncWorker calls (async.hpp), so that both hand the JS layer the same
  * shapes. Included into the SWIG wrapper (Node-API with C++ exceptions):
- * every reader returns false after throwing a TypeError/RangeError.
+ * every reader returns false after throwing: a TypeError for a value of the
+ * wrong type, InvalidArgument for an integer the C type cannot hold (the
+ * messages of bindings/ERRORS.md).
  *
  * Shapes (as the Python binding's tuples, with 64-bit numbers as BigInt):
  *   entry    {key, value, kind, version, expiresAt (number; bigint past 2^53)}
@@ -16,6 +18,7 @@
 #define BITT_NODE_JS_VALUES_HPP
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,9 +55,63 @@ static void bittw_js_throw_last(Napi::Env env, int code)
     bittw_js_throw(env, code, m ? m : "");
 }
 
-static bool bittw_js_type_error(Napi::Env env, const char *what, const char *want)
+/* The type of v as the messages name it (the JS layer's lib/args.js
+ * typeName does the same): "undefined", "string", "an array", "Date"... */
+static std::string bittw_js_type_name(Napi::Env env, Napi::Value v)
 {
-    Napi::TypeError::New(env, std::string(what) + " must be " + want).ThrowAsJavaScriptException();
+    switch (v.Type()) {
+    case napi_undefined: return "undefined";
+    case napi_null: return "null";
+    case napi_boolean: return "boolean";
+    case napi_number: return "number";
+    case napi_string: return "string";
+    case napi_symbol: return "symbol";
+    case napi_bigint: return "bigint";
+    case napi_function: return "function";
+    case napi_external: return "an external";
+    default: break;
+    }
+    if (v.IsArray())
+        return "an array";
+    try {
+        Napi::Value c = v.As<Napi::Object>().Get("constructor");
+        if (c.IsFunction()) {
+            std::string n = c.As<Napi::Object>().Get("name").ToString().Utf8Value();
+            if (!n.empty() && n != "Object")
+                return n;
+        }
+    } catch (const Napi::Error &) {
+        /* a getter that throws: the plain name */
+    }
+    return "an object";
+}
+
+/* TypeError "<what>: <type of v> is not <want>" (bindings/ERRORS.md). */
+static bool bittw_js_type_error(Napi::Env env, const char *what, const char *want, Napi::Value v)
+{
+    std::string type = bittw_js_type_name(env, v);
+    if (env.IsExceptionPending())
+        return false;
+    Napi::TypeError::New(env, std::string(what) + ": " + type + " is not " + want).ThrowAsJavaScriptException();
+    return false;
+}
+
+/* InvalidArgument "<what>: integer <v> is outside the <range> range" (ERRORS.md):
+ * an integer the C call cannot take. */
+static bool bittw_js_range_error(Napi::Env env, const char *what, Napi::Value v, const char *range)
+{
+    std::string text = v.ToString().Utf8Value();
+    bittw_js_throw(env, BITT_EINVAL, std::string(what) + ": integer " + text + " is outside the " + range + " range");
+    return false;
+}
+
+/* TypeError for a number that is not an integer: "<what>: number 1.5 is not an integer". */
+static bool bittw_js_not_integer(Napi::Env env, const char *what, Napi::Value v, const char *want)
+{
+    if (!v.IsNumber())
+        return bittw_js_type_error(env, what, want, v);
+    Napi::TypeError::New(env, std::string(what) + ": number " + v.ToString().Utf8Value() + " is not " + want)
+        .ThrowAsJavaScriptException();
     return false;
 }
 
@@ -82,7 +139,7 @@ static bool bittw_js_get_bytes(Napi::Env env, Napi::Value v, bool allow_null, co
         return true;
     }
     *n = 0;
-    return bittw_js_type_error(env, what, allow_null ? "a Buffer, a Uint8Array or null" : "a Buffer or a Uint8Array");
+    return bittw_js_type_error(env, what, allow_null ? "a Buffer, a Uint8Array or null" : "a Buffer or a Uint8Array", v);
 }
 
 /* A name or text: a string (UTF-8) or a byte string without NUL; null gives
@@ -102,7 +159,7 @@ static bool bittw_js_get_text(Napi::Env env, Napi::Value v, bool allow_null, con
         Napi::Uint8Array u = v.As<Napi::Uint8Array>();
         out->assign((const char *)u.Data(), u.ByteLength());
     } else {
-        return bittw_js_type_error(env, what, allow_null ? "a string, a Buffer or null" : "a string or a Buffer");
+        return bittw_js_type_error(env, what, allow_null ? "a string, a Buffer or null" : "a string or a Buffer", v);
     }
     if (out->find('\0') != std::string::npos) {
         bittw_js_throw(env, BITT_EINVAL, std::string(what) + " must not contain a NUL character");
@@ -111,58 +168,61 @@ static bool bittw_js_get_text(Napi::Env env, Napi::Value v, bool allow_null, con
     return true;
 }
 
-/* Integers: a BigInt, or a Number holding an integer. */
+/* Integers: a BigInt, or a Number holding an integer. Out of the C type's
+ * range: InvalidArgument; not an integer: TypeError. */
 static bool bittw_js_get_i64(Napi::Env env, Napi::Value v, const char *what, int64_t *out)
 {
     if (v.IsBigInt()) {
         bool lossless = false;
         *out = v.As<Napi::BigInt>().Int64Value(&lossless);
-        if (!lossless) {
-            Napi::RangeError::New(env, std::string(what) + " is out of the int64 range").ThrowAsJavaScriptException();
-            return false;
-        }
-        return true;
+        return lossless || bittw_js_range_error(env, what, v, "int64");
     }
     if (v.IsNumber()) {
         double d = v.As<Napi::Number>().DoubleValue();
-        if (std::isfinite(d) && std::floor(d) == d && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
-            *out = (int64_t)d;
-            return true;
+        if (std::isfinite(d) && std::floor(d) == d) {
+            if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
+                *out = (int64_t)d;
+                return true;
+            }
+            return bittw_js_range_error(env, what, v, "int64");
         }
     }
-    return bittw_js_type_error(env, what, "an integer (number or bigint) in the int64 range");
+    return bittw_js_not_integer(env, what, v, "an integer (a number or a bigint)");
 }
 
-static bool bittw_js_get_u64(Napi::Env env, Napi::Value v, const char *what, uint64_t *out)
+/* An unsigned integer; range names the C type in the error. */
+static bool bittw_js_get_unsigned(Napi::Env env, Napi::Value v, const char *what, uint64_t *out, const char *range)
 {
     if (v.IsBigInt()) {
         bool lossless = false;
         *out = v.As<Napi::BigInt>().Uint64Value(&lossless);
-        if (!lossless) {
-            Napi::RangeError::New(env, std::string(what) + " is out of the uint64 range").ThrowAsJavaScriptException();
-            return false;
-        }
-        return true;
+        return lossless || bittw_js_range_error(env, what, v, range);
     }
     if (v.IsNumber()) {
         double d = v.As<Napi::Number>().DoubleValue();
-        if (std::isfinite(d) && std::floor(d) == d && d >= 0 && d < 18446744073709551616.0) {
-            *out = (uint64_t)d;
-            return true;
+        if (std::isfinite(d) && std::floor(d) == d) {
+            if (d >= 0 && d < 18446744073709551616.0) {
+                *out = (uint64_t)d;
+                return true;
+            }
+            return bittw_js_range_error(env, what, v, range);
         }
     }
-    return bittw_js_type_error(env, what, "a non-negative integer (number or bigint)");
+    return bittw_js_not_integer(env, what, v, "a non-negative integer (a number or a bigint)");
+}
+
+static bool bittw_js_get_u64(Napi::Env env, Napi::Value v, const char *what, uint64_t *out)
+{
+    return bittw_js_get_unsigned(env, v, what, out, "uint64");
 }
 
 static bool bittw_js_get_u32(Napi::Env env, Napi::Value v, const char *what, uint32_t *out)
 {
     uint64_t u = 0;
-    if (!bittw_js_get_u64(env, v, what, &u))
+    if (!bittw_js_get_unsigned(env, v, what, &u, "uint32"))
         return false;
-    if (u > 0xffffffffULL) {
-        Napi::RangeError::New(env, std::string(what) + " is out of the uint32 range").ThrowAsJavaScriptException();
-        return false;
-    }
+    if (u > 0xffffffffULL)
+        return bittw_js_range_error(env, what, v, "uint32");
     *out = (uint32_t)u;
     return true;
 }
@@ -176,10 +236,8 @@ static bool bittw_js_get_int(Napi::Env env, Napi::Value v, const char *what, int
     int64_t i = 0;
     if (!bittw_js_get_i64(env, v, what, &i))
         return false;
-    if (i < -2147483647 - 1 || i > 2147483647) {
-        Napi::RangeError::New(env, std::string(what) + " is out of the int range").ThrowAsJavaScriptException();
-        return false;
-    }
+    if (i < -2147483647 - 1 || i > 2147483647)
+        return bittw_js_range_error(env, what, v, "int32");
     *out = (int)i;
     return true;
 }
@@ -196,7 +254,7 @@ static bool bittw_js_get_u64s(Napi::Env env, Napi::Value v, bool allow_null, con
         return true;
     }
     if (!v.IsArray())
-        return bittw_js_type_error(env, what, "an array of integers");
+        return bittw_js_type_error(env, what, "an array of integers", v);
     Napi::Array a = v.As<Napi::Array>();
     uint32_t n = a.Length();
     out->reserve(n);
@@ -226,7 +284,7 @@ struct bittw_deliveries {
 static bool bittw_js_get_deliveries(Napi::Env env, Napi::Value v, bittw_deliveries *out)
 {
     if (!v.IsArray())
-        return bittw_js_type_error(env, "deliveries", "an array of [id, token] pairs");
+        return bittw_js_type_error(env, "deliveries", "an array of [id, token] pairs", v);
     Napi::Array a = v.As<Napi::Array>();
     uint32_t n = a.Length();
     out->texts.resize(n);
@@ -235,7 +293,7 @@ static bool bittw_js_get_deliveries(Napi::Env env, Napi::Value v, bittw_deliveri
     for (uint32_t i = 0; i < n; i++) {
         Napi::Value pair = a.Get(i);
         if (!pair.IsArray() || pair.As<Napi::Array>().Length() != 2)
-            return bittw_js_type_error(env, "a delivery", "an [id, token] pair");
+            return bittw_js_type_error(env, "a delivery", "an [id, token] pair", pair);
         bool null_ = false;
         if (!bittw_js_get_u64(env, pair.As<Napi::Array>().Get(0u), "id", &out->ids[i]) ||
             !bittw_js_get_text(env, pair.As<Napi::Array>().Get(1u), true, "token", &out->texts[i], &null_))
@@ -259,7 +317,7 @@ static bool bittw_js_get_keys(Napi::Env env, Napi::Value v, std::vector<const vo
                               std::vector<size_t> *lens)
 {
     if (!v.IsArray())
-        return bittw_js_type_error(env, "keys", "an array of Buffers");
+        return bittw_js_type_error(env, "keys", "an array of Buffers", v);
     Napi::Array a = v.As<Napi::Array>();
     uint32_t n = a.Length();
     ptrs->resize(n);
@@ -271,6 +329,63 @@ static bool bittw_js_get_keys(Napi::Env env, Napi::Value v, std::vector<const vo
         (*ptrs)[i] = p;
     }
     return true;
+}
+
+/* ---- cancel tokens ---------------------------------------------------------------- */
+/* A bitt_cancel (bitt.h) for JS: an External tagged as one, holding a
+ * shared reference, so that a call in flight keeps the token alive after JS
+ * dropped it (bitt.h: free a token only when no call uses it). lib/cancel.js
+ * makes one per call that may wait and fires it when the AbortSignal
+ * aborts; the core's wait then returns BITT_ECANCELED having taken nothing. */
+using bittw_cancel_ptr = std::shared_ptr<bitt_cancel>;
+static const napi_type_tag bittw_cancel_tag = {0x6269747463616e63ULL, 0x656c20746f6b656eULL};
+
+static Napi::Value bittw_js_cancel_new(const Napi::CallbackInfo &info)
+{
+    Napi::Env env = info.Env();
+    bitt_cancel *c = NULL;
+    int rc = bitt_cancel_new(&c);
+    if (rc < 0) {
+        bittw_js_throw_last(env, rc);
+        return Napi::Value();
+    }
+    auto *ref = new bittw_cancel_ptr(c, bitt_cancel_free);
+    Napi::External<bittw_cancel_ptr> ext =
+        Napi::External<bittw_cancel_ptr>::New(env, ref, [](Napi::Env, bittw_cancel_ptr *p) { delete p; });
+    napi_type_tag_object(env, ext, &bittw_cancel_tag);
+    return ext;
+}
+
+/* A token argument (null/undefined: none). */
+static bool bittw_js_get_cancel(Napi::Env env, Napi::Value v, bittw_cancel_ptr *out)
+{
+    out->reset();
+    if (bittw_js_is_nullish(v))
+        return true;
+    bool tagged = false;
+    if (v.IsExternal() && napi_check_object_type_tag(env, v, &bittw_cancel_tag, &tagged) == napi_ok && tagged) {
+        *out = *v.As<Napi::External<bittw_cancel_ptr>>().Data();
+        return true;
+    }
+    return bittw_js_type_error(env, "cancel", "a cancel token (bittw_cancel_new)", v);
+}
+
+/* bittw_cancel_fire(token): safe while a call waits on it (bitt.h). */
+static Napi::Value bittw_js_cancel_fire(const Napi::CallbackInfo &info)
+{
+    bittw_cancel_ptr c;
+    if (!bittw_js_get_cancel(info.Env(), info.Length() ? info[0] : info.Env().Undefined(), &c))
+        return Napi::Value();
+    bitt_cancel_fire(c.get());
+    return info.Env().Undefined();
+}
+
+static Napi::Value bittw_js_cancel_fired(const Napi::CallbackInfo &info)
+{
+    bittw_cancel_ptr c;
+    if (!bittw_js_get_cancel(info.Env(), info.Length() ? info[0] : info.Env().Undefined(), &c))
+        return Napi::Value();
+    return Napi::Boolean::New(info.Env(), bitt_cancel_fired(c.get()) != 0);
 }
 
 /* ---- values out -------------------------------------------------------------- */
