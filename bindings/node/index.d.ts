@@ -1,29 +1,42 @@
 // Type declarations of the bitt package (lib/index.js).
 // Values follow bindings/VALUES.md: Buffer/Uint8Array as bytes, bigint as a
 // counter, anything else JSON can hold as JSON. Identities (ids, versions,
-// epochs, sequence numbers) and counters are bigint; times, durations and
-// counts are numbers of milliseconds.
+// epochs, sequence numbers) and counters are bigint. Units: every duration
+// is a number of milliseconds, every absolute time a Date (in and out).
+// Errors follow bindings/ERRORS.md. `using` / `await using` need TypeScript
+// 5.2 or later with the lib "esnext.disposable" (or @types/node's).
 
 /// <reference types="node" />
 
 export type Key = Buffer | Uint8Array | string | TuplePart[];
 export type TuplePart = Buffer | Uint8Array | string | bigint | number | boolean;
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
+/** A value to write. */
 export type Value = Buffer | Uint8Array | bigint | JsonValue;
+/** A value read: bytes come back as a Buffer, a counter as a bigint. */
+export type StoredValue = Buffer | bigint | JsonValue;
+/** What toJSON() makes of a value: a counter as its decimal string (Buffers write themselves). */
+export type JsonableValue = Buffer | string | JsonValue;
 export type Name = string | Buffer;
 export type Int = number | bigint;
+/** A duration: a whole number of milliseconds. */
+export type Milliseconds = number | bigint;
 
 export const KIND_BYTES: 0;
 export const KIND_JSON: 1;
 export const KIND_COUNTER: 2;
 export const version: string;
 
-export interface Entry {
-  key: Buffer;
-  value: Value;
-  kind: number;
-  version: bigint;
-  expiresAt: number;
+/** An entry of kv.get, take, getMany, page, list. */
+export class Entry {
+  readonly key: Buffer;
+  readonly value: StoredValue;
+  readonly kind: number;
+  readonly version: bigint;
+  /** null: no expiry. */
+  readonly expiresAt: Date | null;
+  /** JSON.stringify(entry): the version as a decimal string. */
+  toJSON(): { key: Buffer; value: JsonableValue; kind: number; version: string; expiresAt: Date | null };
 }
 
 export class Message {
@@ -35,12 +48,19 @@ export class Message {
   readonly attempts: number;
   readonly maxAttempts: number;
   readonly lastError: string | null;
-  readonly createdAt: number;
-  readonly dueAt: number;
-  readonly failedAt: number;
+  readonly createdAt: Date;
+  /** Queue: when this delivery's lease ends. Outbox: the next attempt time (null: none). */
+  readonly dueAt: Date | null;
+  /** Dead letters: when it died; parked events: when parked; else null. */
+  readonly failedAt: Date | null;
   readonly parkReason: number;
   /** The payload decoded by its kind. */
-  readonly value: Value;
+  readonly value: StoredValue;
+  toJSON(): {
+    id: string; topic: string; value: JsonableValue; kind: number; token: string | null; attempts: number;
+    maxAttempts: number; lastError: string | null; createdAt: Date; dueAt: Date | null; failedAt: Date | null;
+    parkReason: number;
+  };
 }
 
 /** A message handed out by queue.consume(). */
@@ -49,25 +69,29 @@ export interface ConsumedMessage extends Message {
    * same consumer is in flight (or in the same event-loop turn) commit
    * together in one ackMany. Rejects with StaleToken for this message alone. */
   ack(): Promise<void>;
-  nack(error?: string | null, options?: { delay?: Int }): Promise<void>;
-  extend(lease: Int): Promise<void>;
+  nack(error?: string | null, options?: NackOptions): Promise<void>;
+  extend(lease: Milliseconds): Promise<void>;
 }
 
 export class Schedule {
   readonly key: string;
+  /** ms */
   readonly interval: number;
   readonly payload: Buffer;
   readonly kind: number;
-  readonly nextRunAt: number;
-  readonly occurrence: number;
-  readonly value: Value;
+  readonly nextRunAt: Date;
+  /** After claim(): the occurrence claimed; else null. */
+  readonly occurrence: Date | null;
+  readonly value: StoredValue;
+  toJSON(): { key: string; interval: number; value: JsonableValue; kind: number; nextRunAt: Date; occurrence: Date | null };
 }
 
-export interface Lease {
-  name: string;
-  owner: string;
-  epoch: bigint;
-  expiresAt: number;
+export class Lease {
+  readonly name: string;
+  readonly owner: string;
+  readonly epoch: bigint;
+  readonly expiresAt: Date;
+  toJSON(): { name: string; owner: string; epoch: string; expiresAt: Date };
 }
 
 export interface QueueStats {
@@ -75,7 +99,8 @@ export interface QueueStats {
   delayed: number;
   processing: number;
   dead: number;
-  oldestPendingAt: number;
+  /** Since when the oldest claimable message waits; null: none. */
+  oldestPendingAt: Date | null;
 }
 
 export interface ListOptions {
@@ -90,11 +115,17 @@ export interface Page {
   entries: Entry[];
   cursor: string | null;
 }
-export interface TtlOptions { ttl?: Int }
-export interface EnqueueOptions { delay?: Int; maxAttempts?: number; dedupKey?: Key | null }
-export interface DequeueOptions { limit?: number; lease?: Int; wait?: Int }
+/** An AbortSignal ends the call's wait: it rejects with AbortError, having leased nothing. */
+export interface SignalOptions { signal?: AbortSignal | null }
+export interface TtlOptions { ttl?: Milliseconds }
+export interface EnqueueOptions { delay?: Milliseconds; maxAttempts?: number; dedupKey?: Key | null }
+export interface DequeueOptions extends SignalOptions { limit?: number; lease?: Milliseconds; wait?: Milliseconds }
 export interface ConsumeOptions extends DequeueOptions { prefetch?: number }
-export interface BudgetOptions { capacity: Int; refill: Int; period: Int; n?: Int }
+/** delay: ms before the retry; not given: the store's backoff. */
+export interface NackOptions { delay?: Milliseconds }
+export interface DeadListOptions { after?: Int; limit?: number }
+export interface BudgetOptions { capacity: Int; refill: Int; period: Milliseconds; n?: Int }
+export interface UpsertOptions { firstRunAt?: Date | null }
 export type ParkReason = 'any' | 'poison' | 'invalid' | number;
 
 /** The namespaces, for a result type R<T>: T (Store) or Promise<T> (AsyncStore). */
@@ -114,21 +145,25 @@ type R<Sync extends boolean, T> = Sync extends true ? T : Promise<T>;
 
 interface QueueOf<Sync extends boolean> {
   enqueue(topic: Name, payload: Value, options?: EnqueueOptions): R<Sync, bigint>;
+  /** Up to `limit` messages, waiting up to `wait` ms for a first one. */
   dequeue(topic: Name, options?: DequeueOptions): R<Sync, Message[]>;
   ack(msg: Message): R<Sync, void>;
   /** Acks many deliveries of topic in one transaction: true per acked one,
    * false where the token was stale (at most 1000 at once). */
   ackMany(topic: Name, deliveries: Array<Message | [Int, string]>): R<Sync, boolean[]>;
-  nack(msg: Message, error?: string | null, options?: { delay?: Int }): R<Sync, void>;
-  extend(msg: Message, lease: Int): R<Sync, void>;
-  deadList(topic: Name, options?: { after?: Int; limit?: number }): R<Sync, Message[]>;
+  nack(msg: Message, error?: string | null, options?: NackOptions): R<Sync, void>;
+  extend(msg: Message, lease: Milliseconds): R<Sync, void>;
+  /** Gives a delivery back unseen, claimable again delayMs from now: no attempt used. */
+  snooze(topic: Name, id: Int, token: string, delayMs?: Milliseconds): R<Sync, void>;
+  deadList(topic: Name, options?: DeadListOptions): R<Sync, Message[]>;
   deadRetry(topic: Name, id?: Int): R<Sync, number>;
   deadDelete(topic: Name, id?: Int): R<Sync, number>;
   stats(topic: Name): R<Sync, QueueStats>;
 }
 interface LeasesOf<Sync extends boolean> {
-  acquire(name: Name, owner: Name, ttl: Int): R<Sync, Lease | null>;
-  renew(name: Name, owner: Name, epoch: Int, ttl: Int): R<Sync, number>;
+  acquire(name: Name, owner: Name, ttl: Milliseconds): R<Sync, Lease | null>;
+  /** The new expiry. */
+  renew(name: Name, owner: Name, epoch: Int, ttl: Milliseconds): R<Sync, Date>;
   release(name: Name, owner: Name, epoch: Int): R<Sync, void>;
   get(name: Name): R<Sync, Lease | null>;
 }
@@ -136,7 +171,7 @@ interface OutboxOf<Sync extends boolean> {
   append(stream: Name, event: Value): R<Sync, bigint>;
   pending(stream: Name, limit?: number): R<Sync, Message[]>;
   ack(stream: Name, seqs: Int[]): R<Sync, number>;
-  fail(stream: Name, seq: Int, error?: string | null, nextAttemptAt?: Int): R<Sync, boolean>;
+  fail(stream: Name, seq: Int, error?: string | null, nextAttemptAt?: Date | null): R<Sync, boolean>;
   park(stream: Name, seq: Int, reason: ParkReason, error?: string | null): R<Sync, boolean>;
   parked(stream: Name, reason?: ParkReason, limit?: number): R<Sync, Message[]>;
   retry(stream: Name, seqs?: Int[] | null): R<Sync, number>;
@@ -148,17 +183,17 @@ interface BudgetsOf<Sync extends boolean> {
   take(name: Name, options: BudgetOptions): R<Sync, number>;
 }
 interface SchedulesOf<Sync extends boolean> {
-  upsert(key: Name, interval: Int, payload?: Value, options?: { firstRunAt?: Int }): R<Sync, void>;
+  upsert(key: Name, interval: Milliseconds, payload?: Value, options?: UpsertOptions): R<Sync, void>;
   claim(prefix?: Name | null): R<Sync, Schedule | null>;
   get(key: Name): R<Sync, Schedule | null>;
   list(): R<Sync, Schedule[]>;
   delete(key: Name): R<Sync, boolean>;
 }
 interface ClockOf<Sync extends boolean> {
-  setManual(nowMs: Int): R<Sync, void>;
-  advance(ms: Int): R<Sync, void>;
+  setManual(now: Date): R<Sync, void>;
+  advance(ms: Milliseconds): R<Sync, void>;
   useSystem(): R<Sync, void>;
-  now(): R<Sync, number>;
+  now(): R<Sync, Date>;
 }
 
 declare class AtomicBase<Self> {
@@ -171,6 +206,8 @@ declare class AtomicBase<Self> {
   fence(name: Name, owner: Name, epoch: Int): Self;
   outboxAppend(stream: Name, event: Value): Self;
   close(): void;
+  /** Drops the transaction unless committed. */
+  [Symbol.dispose](): void;
 }
 export class Atomic extends AtomicBase<Atomic> {
   commit(): bigint;
@@ -180,15 +217,36 @@ export class AsyncAtomic extends AtomicBase<AsyncAtomic> {
 }
 
 export class Subscription {
-  next(timeout?: number): Message | null;
+  /** The next message, or null when none came within `timeout` ms (this blocks the thread). */
+  next(timeout?: Milliseconds, options?: SignalOptions): Message | null;
   close(): void;
+  [Symbol.dispose](): void;
 }
 export class AsyncSubscription implements AsyncIterable<Message> {
   /** Settles once the subscription is in place. */
   readonly ready: Promise<void>;
-  next(timeout?: number): Promise<Message | null>;
+  next(timeout?: Milliseconds, options?: SignalOptions): Promise<Message | null>;
+  /** Ends a wait in flight at once. */
   close(): Promise<void>;
-  [Symbol.asyncIterator](): AsyncGenerator<Message, void>;
+  /** `for await`: break closes the subscription. */
+  [Symbol.asyncIterator](): AsyncIterableIterator<Message>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** queue.consume(): `for await`; break, return(), `await using`, the signal
+ * or store.close() end it at once, giving back what it prefetched. */
+export class Consumer implements AsyncIterableIterator<ConsumedMessage> {
+  next(): Promise<IteratorResult<ConsumedMessage, undefined>>;
+  return(value?: unknown): Promise<IteratorResult<ConsumedMessage, undefined>>;
+  throw(err?: unknown): Promise<IteratorResult<ConsumedMessage, undefined>>;
+  [Symbol.asyncIterator](): Consumer;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+interface PubSubOf<Sync extends boolean> {
+  publish(channel: Name, data: Buffer | Uint8Array | string): R<Sync, void>;
+  /** A signal closes the subscription when it aborts. */
+  subscribe(channel: Name, options?: SignalOptions): Sync extends true ? Subscription : AsyncSubscription;
 }
 
 export class Store {
@@ -199,38 +257,34 @@ export class Store {
   readonly budget: BudgetsOf<true>;
   readonly schedule: SchedulesOf<true>;
   readonly clock: ClockOf<true>;
-  readonly pubsub: {
-    publish(channel: Name, data: Buffer | Uint8Array | string): void;
-    subscribe(channel: Name): Subscription;
-  };
+  readonly pubsub: PubSubOf<true>;
   readonly backend: string;
   migrate(): void;
   atomic(): Atomic;
   /** A token for attach()/attachAsync() in a worker thread (attach it once). */
   share(): bigint;
   close(): void;
+  [Symbol.dispose](): void;
 }
 
 export class AsyncStore {
   readonly kv: KVOf<false>;
   readonly queue: QueueOf<false> & {
     /** prefetch: messages leased per dequeue, handed out one by one (their leases run meanwhile). */
-    consume(topic: Name, options?: ConsumeOptions): AsyncGenerator<ConsumedMessage, void>;
+    consume(topic: Name, options?: ConsumeOptions): Consumer;
   };
   readonly lease: LeasesOf<false>;
   readonly outbox: OutboxOf<false>;
   readonly budget: BudgetsOf<false>;
   readonly schedule: SchedulesOf<false>;
   readonly clock: ClockOf<false>;
-  readonly pubsub: {
-    publish(channel: Name, data: Buffer | Uint8Array | string): Promise<void>;
-    subscribe(channel: Name): AsyncSubscription;
-  };
+  readonly pubsub: PubSubOf<false>;
   readonly backend: string;
   migrate(): Promise<void>;
   atomic(): Promise<AsyncAtomic>;
   share(): bigint;
   close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 export function open(url: string): Store;
@@ -239,31 +293,41 @@ export function openAsync(url: string): Promise<AsyncStore>;
 export function attach(token: bigint): Store;
 export function attachAsync(token: bigint): Promise<AsyncStore>;
 
+/** `err.code` of bindings/ERRORS.md, one per status. */
+export type ErrorCode =
+  | 'ERR_BITT_INVALID' | 'ERR_BITT_NOMEM' | 'ERR_BITT_TOO_LARGE' | 'ERR_BITT_NOT_COUNTER' | 'ERR_BITT_OVERFLOW'
+  | 'ERR_BITT_CONFLICT' | 'ERR_BITT_BACKEND' | 'ERR_BITT_BUSY' | 'ERR_BITT_SCHEMA' | 'ERR_BITT_URL'
+  | 'ERR_BITT_CURSOR' | 'ERR_BITT_USAGE' | 'ERR_BITT_UNSUPPORTED' | 'ERR_BITT_TOKEN' | 'ERR_BITT_LEASE_LOST'
+  | 'ABORT_ERR';
+
 export class BittError extends Error {
-  /** The negative bitt status (bitt.h). */
-  readonly code: number;
-  /** Its stable name, e.g. 'ERR_BITT_CONFLICT'. */
-  readonly codeName: string;
+  constructor(status: number, message: string, options?: { cause?: unknown });
+  /** The string code, e.g. 'ERR_BITT_CONFLICT'. */
+  readonly code: ErrorCode;
+  /** The negative bitt status (bitt.h), e.g. -6. */
+  readonly status: number;
 }
-export class InvalidArgument extends BittError {}
-export class OutOfMemory extends BittError {}
-export class TooLarge extends BittError {}
-export class NotACounter extends BittError {}
-export class Overflow extends BittError {}
-export class ConflictError extends BittError {}
-export class BackendError extends BittError {}
-export class BusyError extends BittError {}
-export class SchemaError extends BittError {}
-export class URLError extends BittError {}
-export class CursorError extends BittError {}
-export class UsageError extends BittError {}
-export class Unsupported extends BittError {}
-export class StaleToken extends BittError {}
-export class LeaseLostError extends BittError {}
+export class InvalidArgument extends BittError { readonly code: 'ERR_BITT_INVALID'; }
+export class OutOfMemory extends BittError { readonly code: 'ERR_BITT_NOMEM'; }
+export class TooLarge extends BittError { readonly code: 'ERR_BITT_TOO_LARGE'; }
+export class NotACounter extends BittError { readonly code: 'ERR_BITT_NOT_COUNTER'; }
+export class Overflow extends BittError { readonly code: 'ERR_BITT_OVERFLOW'; }
+export class ConflictError extends BittError { readonly code: 'ERR_BITT_CONFLICT'; }
+export class BackendError extends BittError { readonly code: 'ERR_BITT_BACKEND'; }
+export class BusyError extends BittError { readonly code: 'ERR_BITT_BUSY'; }
+export class SchemaError extends BittError { readonly code: 'ERR_BITT_SCHEMA'; }
+export class URLError extends BittError { readonly code: 'ERR_BITT_URL'; }
+export class CursorError extends BittError { readonly code: 'ERR_BITT_CURSOR'; }
+export class UsageError extends BittError { readonly code: 'ERR_BITT_USAGE'; }
+export class Unsupported extends BittError { readonly code: 'ERR_BITT_UNSUPPORTED'; }
+export class StaleToken extends BittError { readonly code: 'ERR_BITT_TOKEN'; }
+export class LeaseLostError extends BittError { readonly code: 'ERR_BITT_LEASE_LOST'; }
+/** A wait ended by its AbortSignal (status -16): `cause` is the signal's reason. */
+export class AbortError extends BittError { readonly code: 'ABORT_ERR'; readonly name: 'AbortError'; }
 
 export function encodeKey(key: Key): Buffer;
 export function decodeTuple(key: Buffer | Uint8Array): TuplePart[];
 export function encodeValue(value: Value): [Buffer, number];
-export function decodeValue(data: Buffer, kind: number): Value;
+export function decodeValue(data: Buffer, kind: number): StoredValue;
 /** The SWIG addon itself (raw C calls); not a stable API. */
 export const raw: any;
