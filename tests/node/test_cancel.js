@@ -87,6 +87,29 @@ for (const [backend, url] of URLS) {
     await a.close();
   });
 
+  test(`${backend}: an abort as a dequeue returns still rejects, and what it got is given back`, GUARD, async () => {
+    const a = await bitt.openAsync(url('late'));
+    for (let i = 0; i < 3; i++) {
+      await a.queue.enqueue('late', i);
+      const ac = new AbortController();
+      const p = a.queue.dequeue('late', { lease: LONG, signal: ac.signal });
+      ac.abort(`late ${i}`); // before or after the core's claim: the same outcome
+      await assert.rejects(p, isAbort(`late ${i}`));
+      const [m] = await a.queue.dequeue('late', { lease: LONG });
+      assert.deepEqual([m.value, m.attempts], [i, 1]);
+      await a.queue.ack(m);
+    }
+    const sub = a.pubsub.subscribe('late');
+    await sub.ready;
+    await a.pubsub.publish('late', 'kept');
+    const ac = new AbortController();
+    const p = sub.next(LONG, { signal: ac.signal });
+    ac.abort('gone');
+    await assert.rejects(p, isAbort('gone'));
+    assert.equal((await sub.next(LONG)).payload.toString(), 'kept');
+    await a.close();
+  });
+
   test(`${backend}: a subscription's next ends on abort, and loses nothing`, GUARD, async () => {
     const a = await bitt.openAsync(url('sub'));
     const sub = a.pubsub.subscribe('news');
@@ -205,8 +228,14 @@ test('a signal given to subscribe() ends its iteration with AbortError', GUARD, 
   await turn();
   ac.abort('bye');
   await assert.rejects(loop, isAbort('bye'));
+  // Already aborted: closed from the start.
+  const early = a.pubsub.subscribe('c', { signal: AbortSignal.abort('early') });
+  await assert.rejects((async () => {
+    for await (const m of early) assert.fail(`got ${m.payload}`);
+  })(), isAbort('early'));
   // The sync one closes too.
   const s = bitt.open('memory:');
+  assert.throws(() => s.pubsub.subscribe('c', { signal: AbortSignal.abort() }).next(), bitt.UsageError);
   const ac2 = new AbortController();
   const ssub = s.pubsub.subscribe('c', { signal: ac2.signal });
   ac2.abort();

@@ -85,13 +85,15 @@ class Atomic extends api.AtomicBase {
   }
 }
 
+/* subscribe()'s signal, read before anything is made. */
+const subscribeSignal = (o) => signalOf('pubsub.subscribe', api.opts('pubsub.subscribe', o).signal);
+
 /* A signal given to subscribe() closes the subscription when it aborts. */
-function closeOnAbort(sub, call, o) {
-  const signal = signalOf(call, api.opts(call, o).signal);
+function closeOnAbort(sub, signal) {
   if (signal === null) return;
   sub._signal = signal;
   sub._onAbort = () => sub._abort();
-  if (signal.aborted) queueMicrotask(sub._onAbort);
+  if (signal.aborted) sub._abort();
   else signal.addEventListener('abort', sub._onAbort, { once: true });
 }
 
@@ -101,11 +103,12 @@ function stopListening(sub) {
 
 class Subscription {
   constructor(store, channel, o) {
+    const signal = subscribeSignal(o);
     this._store = store;
     this._signal = null;
     this._sub = native.bitt_pubsub_subscribe(store._box, channel)[1];
     store._subs.add(this);
-    closeOnAbort(this, 'pubsub.subscribe', o);
+    closeOnAbort(this, signal);
   }
 
   /* The next message, or null when none came within `timeout` ms. This
@@ -220,7 +223,10 @@ class AsyncAtomic extends api.AtomicBase {
   }
 }
 
-const FOREVER = 3_600_000; // one wait of an iteration; it waits again after
+// One wait of an iteration, which waits again after it: close() and break
+// end it at once through its token; the bound is for a wait whose thread
+// outlives its environment (a worker terminated meanwhile).
+const FOREVER = 30_000;
 
 /* Iterate with `for await` (break closes it); next(timeout) gives null when
  * nothing came. The subscription starts at once, on the binding's threads:
@@ -228,6 +234,7 @@ const FOREVER = 3_600_000; // one wait of an iteration; it waits again after
  * side by side). Every wait has a cancel token: close() ends them at once. */
 class AsyncSubscription {
   constructor(store, channel, o) {
+    const signal = subscribeSignal(o);
     this._store = store;
     this._sub = null;
     this._closed = false;
@@ -242,7 +249,7 @@ class AsyncSubscription {
     });
     this._ready.catch(() => {});
     store._subs.add(this);
-    closeOnAbort(this, 'pubsub.subscribe', o);
+    closeOnAbort(this, signal);
   }
 
   /* Settles once the subscription is in place (rejects if it failed). */
