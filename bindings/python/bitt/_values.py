@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import (TYPE_CHECKING, Any, Callable, Dict, ForwardRef, List, Mapping, Match,
+from typing import (TYPE_CHECKING, Any, Callable, Dict, ForwardRef, List, Mapping,
                     Optional, Sequence, Tuple, Union)
 
 from . import raw as _raw
@@ -94,7 +94,7 @@ def decode_tuple(key: bytes) -> Tuple[TuplePart, ...]:
 _NUMBER_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:e[-+]\d+)?')
 
 
-def _es_number(m: Match[str]) -> str:
+def _es_number(m: re.Match[str]) -> str:
     t = m.group()
     if t == "-0.0":
         return "-0"
