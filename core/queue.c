@@ -307,44 +307,41 @@ int bitt_queue_nack(bitt_store *store, const char *topic, uint64_t id, const cha
     return rc;
 }
 
-int bitt_queue_extend(bitt_store *store, const char *topic, uint64_t id, const char *token,
-                      int64_t lease_ms)
+/* extend and snooze: a live delivery's due time moves to now + ms; at 0
+ * it is claimable again at once, so the waits are woken. */
+static int move_delivery(bitt_store *store, const char *topic, uint64_t id, const char *token,
+                         int64_t ms, int snooze)
 {
     bitt__error_reset();
     int rc = check_delivery(store, topic, id, token);
-    if (!rc)
-        rc = bitt__check_duration(lease_ms, 0, "lease");
-    if (!rc && !store->ops->queue_extend)
-        rc = bitt__unsupported(store, "queues");
+    if (rc)
+        return rc;
+    int (*op)(bitt_backend *, const bitt_time *, const char *, uint64_t, const char *, int64_t) =
+        snooze ? store->ops->queue_snooze : store->ops->queue_extend;
+    rc = bitt__check_duration(ms, 0, snooze ? "snooze delay" : "lease");
+    if (!rc && !op)
+        rc = bitt__unsupported(store, snooze ? "queue snooze" : "queues");
     if (rc)
         return rc;
     bitt_time t;
     bitt__store_enter(store, &t);
-    rc = store->ops->queue_extend(store->be, &t, topic, id, token, lease_ms);
+    rc = op(store->be, &t, topic, id, token, ms);
     bitt__store_leave(store);
-    if (!rc && !lease_ms)
+    if (!rc && !ms)
         bitt__notify_all();
     return rc;
+}
+
+int bitt_queue_extend(bitt_store *store, const char *topic, uint64_t id, const char *token,
+                      int64_t lease_ms)
+{
+    return move_delivery(store, topic, id, token, lease_ms, 0);
 }
 
 int bitt_queue_snooze(bitt_store *store, const char *topic, uint64_t id, const char *token,
                       int64_t delay_ms)
 {
-    bitt__error_reset();
-    int rc = check_delivery(store, topic, id, token);
-    if (!rc)
-        rc = bitt__check_duration(delay_ms, 0, "snooze delay");
-    if (!rc && !store->ops->queue_snooze)
-        rc = bitt__unsupported(store, "queue snooze");
-    if (rc)
-        return rc;
-    bitt_time t;
-    bitt__store_enter(store, &t);
-    rc = store->ops->queue_snooze(store->be, &t, topic, id, token, delay_ms);
-    bitt__store_leave(store);
-    if (!rc && !delay_ms)
-        bitt__notify_all();
-    return rc;
+    return move_delivery(store, topic, id, token, delay_ms, 1);
 }
 
 int bitt_queue_dead_list(bitt_store *store, const char *topic, uint64_t after_id, uint32_t limit,
