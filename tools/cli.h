@@ -29,6 +29,15 @@ typedef struct cli {
     int raw_ok;            /* set by the one command that takes --raw */
 } cli;
 
+/* ---- interrupt.c: SIGINT/SIGTERM end a wait ------------------------------ */
+
+/* The token a waiting command passes to the *_cancel calls: fired by the
+ * first SIGINT or SIGTERM from then on (a second one exits at once). NULL
+ * if it cannot be set up: the signals then keep their default action. */
+bitt_cancel *cli_interrupt_token(void);
+/* The exit status after a wait the token ended: 128 + the signal. */
+int cli_interrupted(void);
+
 /* ---- args.c: option parsing and reporting ------------------------------ */
 
 #define CLI_MAX_OPTS 12

@@ -45,7 +45,9 @@ static const char usage[] =
     "Exit status: 0 success, 1 absent or not granted (a key absent, nothing\n"
     "to pop, a lease held, a budget denied, ...: each command's --help says;\n"
     "the reason on stderr, unless --quiet), 2 error (the message on stderr),\n"
-    "64 usage error.\n";
+    "64 usage error, 128 + the signal when SIGINT or SIGTERM ended a wait\n"
+    "(queue pop --wait, pubsub listen: nothing is taken; a second one exits\n"
+    "at once).\n";
 
 static const char migrate_usage[] =
     "Usage: bitt [--store URL] migrate [--json]\n"

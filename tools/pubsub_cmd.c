@@ -37,7 +37,7 @@ static const char listen_usage[] =
     "\n"
     "Subscribes to CHANNEL and prints each message published from then on as\n"
     "it comes, a row each, until N messages came or MS passed; without\n"
-    "either, until it is stopped:\n"
+    "either, until it is stopped (Ctrl-C or SIGTERM: exit 130 or 143):\n"
     "\n"
     "    CREATED_AT                DATA\n"
     "    2026-12-03T12:00:05.123Z  deploy finished\n"
@@ -103,6 +103,7 @@ static int listen_loop(const cli *c, bitt_store *store, const char *channel, uin
     bitt_sub *sub = NULL;
     int64_t start = 0, now = 0;
     uint64_t got = 0;
+    bitt_cancel *stop = cli_interrupt_token();
     int rc = bitt_pubsub_subscribe(store, channel, &sub);
     if (rc >= 0)
         rc = bitt_clock_now(store, &start);
@@ -116,7 +117,7 @@ static int listen_loop(const cli *c, bitt_store *store, const char *channel, uin
             wait = timeout - (now - start);
         }
         bitt_message *m = NULL;
-        rc = bitt_pubsub_next(sub, wait, &m);
+        rc = bitt_pubsub_next_cancel(sub, wait, stop, &m);
         if (rc == BITT_OK) {
             put_message(c, &t, m);
             bitt_message_free(m);
@@ -125,7 +126,9 @@ static int listen_loop(const cli *c, bitt_store *store, const char *channel, uin
                 break;
         }
     }
-    int code = rc < 0 ? cli_fail(rc) : CLI_OK;
+    /* A signal is how a listener without --count is stopped: not an
+     * error, nothing to say; the exit status tells which signal. */
+    int code = rc == BITT_ECANCELED ? cli_interrupted() : rc < 0 ? cli_fail(rc) : CLI_OK;
     bitt_pubsub_close(sub);
     if (cli_table_done(&t) != CLI_OK && code == CLI_OK)
         code = CLI_ERROR;

@@ -66,7 +66,9 @@ static const char pop_usage[] =
     "  --limit N    at most N messages (default 1, at most 1000)\n"
     "  --lease MS   each delivery's lease (default: the store's queue_lease,\n"
     "               30000); ack it before then or it is delivered again\n"
-    "  --wait MS    wait up to MS for a first message when none is claimable\n"
+    "  --wait MS    wait up to MS for a first message when none is claimable;\n"
+    "               Ctrl-C or SIGTERM ends the wait with nothing taken (exit\n"
+    "               130 or 143)\n"
     "  --json       print {\"messages\":[{\"id\",\"topic\",\"payload\",\"kind\",\n"
     "               \"token\",\"attempts\",\"max_attempts\",\"last_error\",\n"
     "               \"created_at\",\"due_at\" (the lease's end),...}]}\n"
@@ -229,8 +231,14 @@ static int q_pop(cli *c, int argc, char **argv)
     if (a.value[O_LIMIT] && o.limit == 0)
         return cli_usage_error(cmd, "--limit must be at least 1");
     if ((code = cli_open(c, &store)) == CLI_OK) {
-        int rc = bitt_queue_dequeue(store, a.pos[0], &o, &list);
-        if (rc < 0) {
+        bitt_cancel *stop = o.wait_ms > 0 ? cli_interrupt_token() : NULL;
+        int rc = bitt_queue_dequeue_cancel(store, a.pos[0], &o, stop, &list);
+        if (rc == BITT_ECANCELED) {
+            if (!c->quiet)
+                fprintf(stderr, "bitt: interrupted; no message was taken from topic %s\n",
+                        a.pos[0]);
+            code = cli_interrupted();
+        } else if (rc < 0) {
             code = cli_fail(rc);
         } else {
             static const cli_message_view view = {"messages", "payload", delivery_columns, 5,

@@ -419,6 +419,41 @@ assert all(m["id"] > 0 and m["created_at"] > 0 for m in ms)
 
 on_backends modules
 
+echo "== SIGINT and SIGTERM end a wait"
+# interrupted SIGNAL ARGS...: runs bitt ARGS in the background, sends SIGNAL once
+# the tool has blocked it (its thread takes the signals from then on: no sleep
+# decides when), and leaves the exit status, stdout and stderr in status, out, err.
+interrupted() {
+    local sig=$1 pid mask
+    shift
+    "$bitt" "$@" > "$work/int.out" 2> "$work/int.err" &
+    pid=$!
+    for _ in $(seq 2000); do
+        mask=$(awk '/^SigBlk/{print $2}' "/proc/$pid/status" 2> /dev/null)
+        [ -n "$mask" ] && [ $((0x$mask & 2)) -ne 0 ] && break
+        sleep 0.01
+    done
+    kill -s "$sig" "$pid"
+    wait "$pid"
+    status=$?
+    out=$(cat "$work/int.out")
+    err=$(cat "$work/int.err")
+}
+is=sqlite:$work/interrupt.db
+checks=$((checks + 1))
+interrupted INT --store "$is" queue pop jobs --wait 3600000
+[ "$status" = 130 ] && [ -z "$out" ] && [ "$err" = "bitt: interrupted; no message was taken from topic jobs" ] ||
+    report "Ctrl-C during queue pop --wait: exit 130, nothing taken, said so" queue pop jobs --wait 3600000
+checks=$((checks + 1))
+interrupted TERM --store "$is" -q queue pop jobs --wait 3600000
+[ "$status" = 143 ] && [ -z "$err" ] || report "SIGTERM with --quiet: exit 143, silent" queue pop jobs -q
+checks=$((checks + 1))
+interrupted TERM --store "$is" pubsub listen news
+[ "$status" = 143 ] && [ -z "$err" ] || report "SIGTERM stops a listener quietly: exit 143" pubsub listen news
+expect 0 "1$nl" --store "$is" queue push jobs a
+expect_json 0 'len(d["messages"]) == 1 and d["messages"][0]["attempts"] == 1' \
+    --store "$is" queue pop jobs --json
+
 echo "== memory:"
 expect 0 "1$nl" --store memory: queue push t a
 expect_absent "" "bitt: no message ready on topic t" --store memory: queue pop t
