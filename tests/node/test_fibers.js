@@ -69,9 +69,14 @@ test('hundreds of calls in flight (fibers sharing a connection, threads past the
 });
 
 test('the event loop runs while the server is paused, and each call times out with its own error', { skip: !URL_ }, async () => {
-  const a = await bitt.openAsync(urlFor('&pool=2&timeout=300'));
+  // A timeout only the pause can reach: the calls before and after it run
+  // on a busy machine too (CI, a CPU hog), where 300 ms was not enough for
+  // an ordinary reply. The pause outlasts it by 7 s, a margin for the calls
+  // to be sent; CLIENT UNPAUSE, itself held by a PAUSE ALL, returns when the
+  // pause ends.
+  const a = await bitt.openAsync(urlFor('&pool=2&timeout=3000'));
   await a.kv.set('k', 'v');
-  assert.equal(await raw('CLIENT', 'PAUSE', '900', 'ALL'), '+OK');
+  assert.equal(await raw('CLIENT', 'PAUSE', '10000', 'ALL'), '+OK');
   let ticks = 0;
   const timer = setInterval(() => { ticks++; }, 10);
   const results = await Promise.allSettled(Array.from({ length: 20 }, () => a.kv.get('k')));
