@@ -112,14 +112,13 @@ static int claim_once(bitt_store *store, const char *topic, size_t limit, int64_
  * fails (the server went away) that message waits out its lease. */
 static void hand_back(bitt_store *store, const char *topic, bitt_messages *list)
 {
+    if (!store->ops->queue_snooze)
+        return; /* every backend has it (ops version 5); none: they wait out the lease */
     for (size_t i = 0; i < list->count; i++) {
         const bitt_message *m = list->items[i];
         bitt_time t;
         bitt__store_enter(store, &t);
-        if (store->ops->queue_snooze)
-            store->ops->queue_snooze(store->be, &t, topic, m->id, m->token, 0);
-        else
-            store->ops->queue_extend(store->be, &t, topic, m->id, m->token, 0);
+        store->ops->queue_snooze(store->be, &t, topic, m->id, m->token, 0);
         bitt__store_leave(store);
     }
     if (list->count)
