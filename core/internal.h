@@ -201,7 +201,23 @@ enum bitt_op_type {
      * evaluated with the checks, failing with BITT_ELEASELOST */
     BITT_OP_FENCE = 6,
     /* append value/kind to outbox stream `name`; result id = its sequence */
-    BITT_OP_OUTBOX_APPEND = 7
+    BITT_OP_OUTBOX_APPEND = 7,
+    /* Delivery ops on message `id` of topic `name` with token `owner`: as
+     * queue_ack / queue_nack (error text in value, NULL = none; delay_ms,
+     * < 0 = c->backoff) / queue_snooze (delay_ms) / queue_extend (ttl_ms =
+     * the new lease), after the same sweep. Evaluated with the checks: a
+     * message that is not processing with this token and a live lease
+     * fails the commit with BITT_ETOKEN (c->failed = its index). */
+    BITT_OP_QUEUE_ACK = 8,
+    BITT_OP_QUEUE_NACK = 9,
+    BITT_OP_QUEUE_SNOOZE = 10,
+    BITT_OP_QUEUE_EXTEND = 11,
+    /* cancel message `id` of topic `name` when it is pending, delayed or
+     * processing (deleted); reschedule it to now + delay_ms when pending
+     * (a processing message whose lease ran out counts as pending) or
+     * delayed. found = 1 when applied; otherwise nothing, and no failure. */
+    BITT_OP_QUEUE_CANCEL = 12,
+    BITT_OP_QUEUE_RESCHEDULE = 13
 };
 
 typedef struct bitt_op {
@@ -219,23 +235,28 @@ typedef struct bitt_op {
     const char *owner;  /* FENCE */
     const uint8_t *aux; /* ENQUEUE: dedup key, NULL = none */
     size_t aux_len;
-    int64_t delay_ms;      /* ENQUEUE */
+    int64_t delay_ms;      /* ENQUEUE, QUEUE_NACK, QUEUE_SNOOZE, QUEUE_RESCHEDULE */
     uint32_t max_attempts; /* ENQUEUE, >= 1 */
+    int32_t priority;      /* ENQUEUE */
 
     /* results, set by the backend when the commit succeeds */
-    int found;       /* DELETE: a live value was removed */
+    int found;       /* DELETE: a live value was removed; QUEUE_CANCEL and
+                        QUEUE_RESCHEDULE: applied */
     bitt_entry *old; /* DELETE with want_old and found: owned by the engine */
     int64_t result;  /* SUM: the new value */
     uint64_t id;     /* ENQUEUE: message id; OUTBOX_APPEND: sequence */
     int deduped;     /* ENQUEUE: the dedup key was live, nothing enqueued */
 } bitt_op;
 
+typedef struct bitt_backoff bitt_backoff; /* below, with the queue rules */
+
 typedef struct bitt_commit {
     bitt_op *ops;
     size_t count;
     bitt_time time;
-    uint64_t version; /* out: the commit's versionstamp */
-    size_t failed;    /* out on BITT_ECONFLICT / BITT_ELEASELOST: failed op */
+    const bitt_backoff *backoff; /* the store's, for QUEUE_NACK with delay_ms < 0 */
+    uint64_t version;            /* out: the commit's versionstamp */
+    size_t failed;               /* out on BITT_ECONFLICT / BITT_ELEASELOST: failed op */
 } bitt_commit;
 
 /* A list selection resolved by the engine: keys in [lo, hi), hi absent when
@@ -259,6 +280,20 @@ int bitt__check_ttl(int64_t ttl_ms);
  * now and then. */
 int bitt__run_commit(bitt_store *store, bitt_op *ops, size_t count, uint64_t *version_out);
 
+/* Whether a committed op may have made a message claimable (an enqueue
+ * that was not deduplicated, a nack, a snooze, an extend to 0, a
+ * reschedule that applied), so waits are woken (core/queue_ops.c). */
+int bitt__op_makes_claimable(const bitt_op *op);
+
+/* Checks the arguments of a by-id queue op (BITT_OP_QUEUE_*) and fills op
+ * (pointing at topic, token and the error text). A nack's error text that
+ * needed cleaning is in *clean (the caller frees it after the op is copied
+ * or run); *clean is NULL otherwise. */
+int bitt__queue_op(const bitt_store *store, int type, const char *topic, uint64_t id,
+                   const char *token, const char *error, int64_t ms, bitt_op *op, char **clean);
+/* A BITT_OP_QUEUE_* op, which a txn allows once per message id. */
+int bitt__op_is_queue_by_id(const bitt_op *op);
+
 /* ---- messages (core/message.c) ----------------------------------------- */
 
 struct bitt_message {
@@ -275,6 +310,8 @@ struct bitt_message {
     int64_t due_at;
     int64_t failed_at;
     int park_reason;
+    int state;        /* queue: BITT_MSG_*; 0 elsewhere */
+    int32_t priority; /* queue */
 };
 
 /* Copies every string and the payload of *fields into one allocation (the
@@ -549,9 +586,23 @@ typedef struct bitt_backend_ops {
      * as it was. */
     int (*queue_snooze)(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                         const char *token, int64_t delay_ms);
+
+    /* ---- version 6 ----------------------------------------------------
+     * Every claim (queue_claim too) takes the highest priority first, then
+     * (due_at, id). claim_topics: queue_claim over count distinct topics at
+     * once (each swept first), in that order across all of them; each
+     * message carries its topic. */
+    int (*queue_claim_topics)(bitt_backend *be, const bitt_time *t, const char *const *topics,
+                              size_t count, size_t limit, int64_t lease_ms, bitt_messages *out);
+    /* Message id of topic, after the topic's sweep: BITT_OK with *out
+     * (state BITT_MSG_* as of t: processing with due_at <= now is PENDING,
+     * pending with due_at > now is DELAYED; token NULL), or BITT_NOTFOUND.
+     * The BITT_OP_QUEUE_* commit ops are also version 6. */
+    int (*queue_get)(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                     bitt_message **out);
 } bitt_backend_ops;
 
-#define BITT_BACKEND_OPS_VERSION 5
+#define BITT_BACKEND_OPS_VERSION 6
 
 extern const bitt_backend_ops bitt__memory_backend;
 extern const bitt_backend_ops bitt__sqlite_backend;

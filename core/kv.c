@@ -40,7 +40,7 @@ int bitt__check_ttl(int64_t ttl_ms)
 
 int bitt__run_commit(bitt_store *store, bitt_op *ops, size_t count, uint64_t *version_out)
 {
-    bitt_commit c = {.ops = ops, .count = count};
+    bitt_commit c = {.ops = ops, .count = count, .backoff = &store->backoff};
     bitt__store_enter(store, &c.time);
     int rc = store->ops->commit(store->be, &c);
     int sweep = 0;
@@ -63,7 +63,7 @@ int bitt__run_commit(bitt_store *store, bitt_op *ops, size_t count, uint64_t *ve
     if (rc)
         return rc;
     for (size_t i = 0; i < count; i++) {
-        if (ops[i].type == BITT_OP_ENQUEUE && !ops[i].deduped) {
+        if (bitt__op_makes_claimable(&ops[i])) {
             bitt__notify_all(); /* wake this process's waiting consumers */
             break;
         }

@@ -107,6 +107,16 @@ int bitt_message_park_reason(const bitt_message *m)
     return m ? m->park_reason : 0;
 }
 
+int bitt_message_state(const bitt_message *m)
+{
+    return m ? m->state : 0;
+}
+
+int32_t bitt_message_priority(const bitt_message *m)
+{
+    return m ? m->priority : 0;
+}
+
 void bitt_message_free(bitt_message *m)
 {
     free(m);

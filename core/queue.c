@@ -3,6 +3,7 @@
  * defaults resolved, and waits run here without the store's mutex; the
  * backend does the storage step under it.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,11 +40,13 @@ int bitt__enqueue_op(const bitt_store *store, const char *topic, const void *pay
                      size_t payload_len, int kind, const bitt_enqueue_options *opts, bitt_op *op)
 {
     bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    if (opts && (opts->version < 1 || opts->version > BITT_ENQUEUE_OPTIONS_VERSION))
+        return bitt__fail(BITT_EINVAL,
+                          "unknown bitt_enqueue_options version %u (this library: 1 to %d)",
+                          opts->version, BITT_ENQUEUE_OPTIONS_VERSION);
+    /* A version-1 caller's struct ends before priority: read only its part. */
     if (opts)
-        o = *opts;
-    if (o.version != BITT_ENQUEUE_OPTIONS_VERSION)
-        return bitt__fail(BITT_EINVAL, "unknown bitt_enqueue_options version %u (this library: %d)",
-                          o.version, BITT_ENQUEUE_OPTIONS_VERSION);
+        memcpy(&o, opts, opts->version == 1 ? offsetof(bitt_enqueue_options, priority) : sizeof o);
     int rc = bitt__check_name(topic, "topic");
     if (!rc)
         rc = bitt__check_value(store, kind, payload, payload_len);
@@ -63,6 +66,7 @@ int bitt__enqueue_op(const bitt_store *store, const char *topic, const void *pay
                     .kind = kind,
                     .delay_ms = o.delay_ms,
                     .max_attempts = o.max_attempts ? o.max_attempts : BITT_MAX_ATTEMPTS_DEFAULT,
+                    .priority = o.priority,
                     .aux = o.dedup_key,
                     .aux_len = o.dedup_key_len};
     /* A zero-length dedup key is a key; only NULL means "none". */
@@ -97,20 +101,22 @@ static int check_topic(const bitt_store *store, const char *topic)
     return bitt__check_name(topic, "topic");
 }
 
-/* One claim under the store's mutex. */
-static int claim_once(bitt_store *store, const char *topic, size_t limit, int64_t lease_ms,
-                      bitt_messages *list)
+/* One claim under the store's mutex: one topic's own path, or over several. */
+static int claim_once(bitt_store *store, const char *const *topics, size_t count, size_t limit,
+                      int64_t lease_ms, bitt_messages *list)
 {
     bitt_time t;
     bitt__store_enter(store, &t);
-    int rc = store->ops->queue_claim(store->be, &t, topic, limit, lease_ms, list);
+    int rc = count == 1 ? store->ops->queue_claim(store->be, &t, topics[0], limit, lease_ms, list)
+                        : store->ops->queue_claim_topics(store->be, &t, topics, count, limit,
+                                                         lease_ms, list);
     bitt__store_leave(store);
     return rc;
 }
 
 /* Gives back, unseen, what a cancelled dequeue claimed. If a hand-back
  * fails (the server went away) that message waits out its lease. */
-static void hand_back(bitt_store *store, const char *topic, bitt_messages *list)
+static void hand_back(bitt_store *store, bitt_messages *list)
 {
     if (!store->ops->queue_snooze)
         return; /* every backend has it (ops version 5); none: they wait out the lease */
@@ -118,14 +124,39 @@ static void hand_back(bitt_store *store, const char *topic, bitt_messages *list)
         const bitt_message *m = list->items[i];
         bitt_time t;
         bitt__store_enter(store, &t);
-        store->ops->queue_snooze(store->be, &t, topic, m->id, m->token, 0);
+        store->ops->queue_snooze(store->be, &t, m->topic, m->id, m->token, 0);
         bitt__store_leave(store);
     }
     if (list->count)
         bitt__notify_all();
 }
 
-int bitt_queue_dequeue_cancel(bitt_store *store, const char *topic,
+/* The topics of a dequeue: 1..BITT_DEQUEUE_TOPICS_MAX distinct names. */
+static int check_topics(const bitt_store *store, const char *const *topics, size_t count)
+{
+    if (!store)
+        return bitt__fail(BITT_EINVAL, "store must not be NULL");
+    if (!topics || !count)
+        return bitt__fail(BITT_EINVAL, "dequeue needs at least one topic");
+    if (count > BITT_DEQUEUE_TOPICS_MAX)
+        return bitt__fail(BITT_ETOOLARGE, "dequeue over %zu topics is over the maximum of %d",
+                          count, BITT_DEQUEUE_TOPICS_MAX);
+    for (size_t i = 0; i < count; i++) {
+        int rc = bitt__check_name(topics[i], "topic");
+        if (rc)
+            return rc;
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(topics[i], topics[j]))
+                return bitt__fail(BITT_EINVAL, "dequeue names topic \"%s\" twice", topics[i]);
+    }
+    if (!store->ops->queue_claim)
+        return bitt__unsupported(store, "queues");
+    if (count > 1 && !store->ops->queue_claim_topics)
+        return bitt__unsupported(store, "dequeue over several topics");
+    return BITT_OK;
+}
+
+int bitt_queue_dequeue_topics(bitt_store *store, const char *const *topics, size_t topic_count,
                               const bitt_dequeue_options *opts, bitt_cancel *cancel,
                               bitt_messages **out)
 {
@@ -136,7 +167,7 @@ int bitt_queue_dequeue_cancel(bitt_store *store, const char *topic,
     bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
     if (opts)
         o = *opts;
-    int rc = check_topic(store, topic);
+    int rc = check_topics(store, topics, topic_count);
     if (rc)
         return rc;
     if (o.version != BITT_DEQUEUE_OPTIONS_VERSION)
@@ -148,8 +179,6 @@ int bitt_queue_dequeue_cancel(bitt_store *store, const char *topic,
     rc = o.lease_ms ? bitt__check_duration(o.lease_ms, 1, "lease") : BITT_OK;
     if (!rc)
         rc = bitt__check_duration(o.wait_ms, 0, "dequeue wait");
-    if (!rc && !store->ops->queue_claim)
-        rc = bitt__unsupported(store, "queues");
     if (rc)
         return rc;
     size_t limit = o.limit ? o.limit : 1;
@@ -165,10 +194,10 @@ int bitt_queue_dequeue_cancel(bitt_store *store, const char *topic,
             break;
         }
         uint64_t seen = bitt__notify_generation();
-        rc = claim_once(store, topic, limit, lease_ms, list);
+        rc = claim_once(store, topics, topic_count, limit, lease_ms, list);
         if (!rc && list->count && bitt_cancel_fired(cancel)) {
             /* The token fired while the claim ran: the caller has gone. */
-            hand_back(store, topic, list);
+            hand_back(store, list);
             bitt__cancelled(cancel, "dequeue");
             rc = BITT_ECANCELED;
         }
@@ -185,6 +214,13 @@ int bitt_queue_dequeue_cancel(bitt_store *store, const char *topic,
     }
     *out = list;
     return BITT_OK;
+}
+
+int bitt_queue_dequeue_cancel(bitt_store *store, const char *topic,
+                              const bitt_dequeue_options *opts, bitt_cancel *cancel,
+                              bitt_messages **out)
+{
+    return bitt_queue_dequeue_topics(store, &topic, 1, opts, cancel, out);
 }
 
 int bitt_queue_dequeue(bitt_store *store, const char *topic, const bitt_dequeue_options *opts,

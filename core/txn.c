@@ -215,6 +215,63 @@ int bitt_txn_outbox_append(bitt_txn *txn, const char *stream, const void *event,
     return settle(txn, rc);
 }
 
+/* Adds a by-id queue op, refusing a second one for the same message: the
+ * backends judge every delivery op against the message as it was before
+ * the commit, which is only exact when no other op of the commit moved it. */
+static int queue_by_id(bitt_txn *txn, int type, const char *topic, uint64_t id, const char *token,
+                       const char *error, int64_t ms)
+{
+    bitt__error_reset();
+    bitt_op op;
+    char *clean = NULL;
+    int rc = open_for_ops(txn);
+    if (!rc)
+        rc = bitt__queue_op(txn->store, type, topic, id, token, error, ms, &op, &clean);
+    for (size_t i = 0; !rc && i < txn->count; i++)
+        if (bitt__op_is_queue_by_id(&txn->ops[i]) && txn->ops[i].version == id)
+            rc = bitt__fail(BITT_EINVAL,
+                            "txn already holds a queue op for message %llu; a txn holds at "
+                            "most one per message",
+                            (unsigned long long)id);
+    if (!rc)
+        rc = push(txn, op);
+    free(clean);
+    return settle(txn, rc);
+}
+
+int bitt_txn_queue_ack(bitt_txn *txn, const char *topic, uint64_t id, const char *token)
+{
+    return queue_by_id(txn, BITT_OP_QUEUE_ACK, topic, id, token, NULL, 0);
+}
+
+int bitt_txn_queue_nack(bitt_txn *txn, const char *topic, uint64_t id, const char *token,
+                        const char *error, int64_t delay_ms)
+{
+    return queue_by_id(txn, BITT_OP_QUEUE_NACK, topic, id, token, error, delay_ms);
+}
+
+int bitt_txn_queue_snooze(bitt_txn *txn, const char *topic, uint64_t id, const char *token,
+                          int64_t delay_ms)
+{
+    return queue_by_id(txn, BITT_OP_QUEUE_SNOOZE, topic, id, token, NULL, delay_ms);
+}
+
+int bitt_txn_queue_extend(bitt_txn *txn, const char *topic, uint64_t id, const char *token,
+                          int64_t lease_ms)
+{
+    return queue_by_id(txn, BITT_OP_QUEUE_EXTEND, topic, id, token, NULL, lease_ms);
+}
+
+int bitt_txn_queue_cancel(bitt_txn *txn, const char *topic, uint64_t id)
+{
+    return queue_by_id(txn, BITT_OP_QUEUE_CANCEL, topic, id, NULL, NULL, 0);
+}
+
+int bitt_txn_queue_reschedule(bitt_txn *txn, const char *topic, uint64_t id, int64_t delay_ms)
+{
+    return queue_by_id(txn, BITT_OP_QUEUE_RESCHEDULE, topic, id, NULL, NULL, delay_ms);
+}
+
 int bitt_txn_commit(bitt_txn *txn, uint64_t *version_out)
 {
     bitt__error_reset();

@@ -56,9 +56,9 @@ extern "C" {
 #endif
 
 #define BITT_VERSION_MAJOR 0
-#define BITT_VERSION_MINOR 5
+#define BITT_VERSION_MINOR 6
 #define BITT_VERSION_PATCH 0
-#define BITT_VERSION_STRING "0.5.0"
+#define BITT_VERSION_STRING "0.6.0"
 /* MAJOR * 1000000 + MINOR * 1000 + PATCH: compare the header you built with
  * against bitt_version_number() of the library you loaded. */
 #define BITT_VERSION_NUMBER                                                                        \
@@ -422,6 +422,11 @@ BITT_API int64_t bitt_message_due_at(const bitt_message *msg);
 BITT_API int64_t bitt_message_failed_at(const bitt_message *msg);
 /* Parked events: BITT_PARK_POISON or BITT_PARK_INVALID; 0 elsewhere. */
 BITT_API int bitt_message_park_reason(const bitt_message *msg);
+/* Queue: the message's BITT_MSG_* state (dequeue: LEASED; dead list:
+ * DEAD; bitt_queue_get: as it is); 0 elsewhere. */
+BITT_API int bitt_message_state(const bitt_message *msg);
+/* Queue: the message's priority (bitt_enqueue_options); 0 elsewhere. */
+BITT_API int32_t bitt_message_priority(const bitt_message *msg);
 BITT_API void bitt_message_free(bitt_message *msg);
 
 typedef struct bitt_messages bitt_messages;
@@ -484,12 +489,16 @@ typedef struct bitt_enqueue_options {
      * deduplication key and topic; NULL = none. */
     const void *dedup_key;
     size_t dedup_key_len;
+    /* Version 2. Claimed before every message of a lower priority (see
+     * dequeue); any int32, default 0. A version-1 caller's struct ends
+     * before this field and is read as priority 0. */
+    int32_t priority;
 } bitt_enqueue_options;
 
-#define BITT_ENQUEUE_OPTIONS_VERSION 1
+#define BITT_ENQUEUE_OPTIONS_VERSION 2
 #define BITT_ENQUEUE_OPTIONS_INIT                                                                  \
     {                                                                                              \
-        BITT_ENQUEUE_OPTIONS_VERSION, 0, 0, NULL, 0                                                \
+        BITT_ENQUEUE_OPTIONS_VERSION, 0, 0, NULL, 0, 0                                             \
     }
 BITT_API int bitt_enqueue_options_init(bitt_enqueue_options *opts, unsigned int version);
 
@@ -519,7 +528,8 @@ typedef struct bitt_dequeue_options {
 BITT_API int bitt_dequeue_options_init(bitt_dequeue_options *opts, unsigned int version);
 
 /* Leases up to limit messages of topic; *out may hold none. The store's
- * mutex is not held while waiting. */
+ * mutex is not held while waiting. A higher priority is always claimed
+ * first; within one priority, the messages claimable longest. */
 BITT_API int bitt_queue_dequeue(bitt_store *store, const char *topic,
                                 const bitt_dequeue_options *opts, bitt_messages **out);
 /* bitt_queue_dequeue that cancel (may be NULL) can end: BITT_ECANCELED,
@@ -527,6 +537,15 @@ BITT_API int bitt_queue_dequeue(bitt_store *store, const char *topic,
 BITT_API int bitt_queue_dequeue_cancel(bitt_store *store, const char *topic,
                                        const bitt_dequeue_options *opts, bitt_cancel *cancel,
                                        bitt_messages **out);
+/* One dequeue over several topics (1..BITT_DEQUEUE_TOPICS_MAX distinct
+ * names): whatever is claimable across them in the same order as one
+ * topic's (priority, then claimable longest, then id), each message
+ * carrying its topic (bitt_message_topic) for its ack. A repeated topic is
+ * BITT_EINVAL. cancel may be NULL. */
+#define BITT_DEQUEUE_TOPICS_MAX 64
+BITT_API int bitt_queue_dequeue_topics(bitt_store *store, const char *const *topics,
+                                       size_t topic_count, const bitt_dequeue_options *opts,
+                                       bitt_cancel *cancel, bitt_messages **out);
 /* Finishes a delivery: the message is deleted. */
 BITT_API int bitt_queue_ack(bitt_store *store, const char *topic, uint64_t id, const char *token);
 /* Finishes many deliveries of topic in one transaction (one round trip on
@@ -564,6 +583,30 @@ BITT_API int bitt_queue_extend(bitt_store *store, const char *topic, uint64_t id
 BITT_API int bitt_queue_snooze(bitt_store *store, const char *topic, uint64_t id, const char *token,
                                int64_t delay_ms);
 
+/* ---- messages by id ----
+ * A message of the queue can be read, cancelled and rescheduled by its id
+ * (and topic, which must match). bitt_queue_get gives its state: */
+#define BITT_MSG_PENDING 1 /* claimable now (also a lease that ran out) */
+#define BITT_MSG_DELAYED 2 /* claimable from due_at */
+#define BITT_MSG_LEASED 3  /* under a live lease until due_at */
+#define BITT_MSG_DEAD 4    /* a dead letter since failed_at */
+/* BITT_OK with *out (free with bitt_message_free): state, priority,
+ * attempts, max_attempts, last_error, created_at, due_at (claimable from,
+ * or the lease's end), failed_at; never a token. BITT_NOTFOUND when topic
+ * holds no message id (acked, cancelled, deleted, or never there). */
+BITT_API int bitt_queue_get(bitt_store *store, const char *topic, uint64_t id, bitt_message **out);
+/* Cancels a pending, delayed or leased message: it is deleted (its dedup
+ * key is free again) and an ack, nack, extend or snooze of its delivery is
+ * refused (BITT_ETOKEN). BITT_OK when cancelled, BITT_NOTFOUND when topic
+ * holds no such live message (a dead letter: bitt_queue_dead_delete). */
+BITT_API int bitt_queue_cancel(bitt_store *store, const char *topic, uint64_t id);
+/* Moves a pending or delayed message's due time to delay_ms from now (0 =
+ * claimable at once: a waiting dequeue wakes). Its attempts and error stay.
+ * BITT_OK, or BITT_NOTFOUND when topic holds no pending or delayed message
+ * id (a leased one is its consumer's: nack or snooze it). */
+BITT_API int bitt_queue_reschedule(bitt_store *store, const char *topic, uint64_t id,
+                                   int64_t delay_ms);
+
 /* Dead letters of topic in id order, after after_id, at most limit (0 =
  * 100, at most 1000). */
 BITT_API int bitt_queue_dead_list(bitt_store *store, const char *topic, uint64_t after_id,
@@ -592,6 +635,26 @@ BITT_API int bitt_queue_stats_get(bitt_store *store, const char *topic, bitt_que
  * already live makes this enqueue a no-op; the commit still succeeds. */
 BITT_API int bitt_txn_enqueue(bitt_txn *txn, const char *topic, const void *payload,
                               size_t payload_len, int kind, const bitt_enqueue_options *opts);
+/* Queue ops inside an atomic commit, each as its store call would do it,
+ * applied in order with the commit's other ops, so "save the step's result
+ * and ack the delivery" or "record the event and wake the run" is one
+ * commit. A delivery op (ack, nack, snooze, extend) needs the current token
+ * of a live lease when the commit runs: otherwise the commit fails with
+ * BITT_ETOKEN and writes nothing. cancel and reschedule of a message that
+ * is not in a state they apply to do nothing (the commit still succeeds).
+ * A txn holds at most one of these per message id (a second one is
+ * BITT_EINVAL): what one does to a message is never judged against
+ * another's effect on it. */
+BITT_API int bitt_txn_queue_ack(bitt_txn *txn, const char *topic, uint64_t id, const char *token);
+BITT_API int bitt_txn_queue_nack(bitt_txn *txn, const char *topic, uint64_t id, const char *token,
+                                 const char *error, int64_t delay_ms);
+BITT_API int bitt_txn_queue_snooze(bitt_txn *txn, const char *topic, uint64_t id,
+                                   const char *token, int64_t delay_ms);
+BITT_API int bitt_txn_queue_extend(bitt_txn *txn, const char *topic, uint64_t id,
+                                   const char *token, int64_t lease_ms);
+BITT_API int bitt_txn_queue_cancel(bitt_txn *txn, const char *topic, uint64_t id);
+BITT_API int bitt_txn_queue_reschedule(bitt_txn *txn, const char *topic, uint64_t id,
+                                       int64_t delay_ms);
 
 /* ---- leases --------------------------------------------------------------- */
 /*

@@ -87,6 +87,12 @@ WRAP(queue_extend,
 WRAP(queue_snooze,
      (bitt_backend * be, T *t, const char *topic, uint64_t id, const char *tok, int64_t ms), t,
      topic, id, tok, ms)
+WRAP(queue_claim_topics,
+     (bitt_backend * be, T *t, const char *const *topics, size_t n, size_t l, int64_t ms,
+      bitt_messages *o),
+     t, topics, n, l, ms, o)
+WRAP(queue_get, (bitt_backend * be, T *t, const char *topic, uint64_t id, bitt_message **o), t,
+     topic, id, o)
 WRAP(queue_dead_list,
      (bitt_backend * be, T *t, const char *topic, uint64_t a, size_t l, bitt_messages *o), t, topic,
      a, l, o)
@@ -196,6 +202,8 @@ int bitt__fault_wrap_backend(const bitt_backend_ops **ops, bitt_backend **be)
     KEEP(wait_remote);
     KEEP(queue_ack_many);
     KEEP(queue_snooze);
+    KEEP(queue_claim_topics);
+    KEEP(queue_get);
     *ops = &w->wrapped;
     *be = w;
     return BITT_OK;
