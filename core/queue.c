@@ -131,6 +131,13 @@ static void hand_back(bitt_store *store, bitt_messages *list)
         bitt__notify_all();
 }
 
+/* What a claim or the dead list hands out is in one state by definition. */
+static void mark_state(bitt_messages *list, int state)
+{
+    for (size_t i = 0; i < list->count; i++)
+        list->items[i]->state = state;
+}
+
 /* The topics of a dequeue: 1..BITT_DEQUEUE_TOPICS_MAX distinct names. */
 static int check_topics(const bitt_store *store, const char *const *topics, size_t count)
 {
@@ -212,6 +219,7 @@ int bitt_queue_dequeue_topics(bitt_store *store, const char *const *topics, size
         bitt_messages_free(list);
         return rc;
     }
+    mark_state(list, BITT_MSG_LEASED);
     *out = list;
     return BITT_OK;
 }
@@ -406,6 +414,7 @@ int bitt_queue_dead_list(bitt_store *store, const char *topic, uint64_t after_id
         bitt_messages_free(list);
         return rc;
     }
+    mark_state(list, BITT_MSG_DEAD);
     *out = list;
     return BITT_OK;
 }

@@ -65,6 +65,9 @@ enum ct_opcode {
     OP_Q_DEAD_RETRY,
     OP_Q_DEAD_DELETE,
     OP_Q_STATS,
+    OP_Q_GET,
+    OP_Q_CANCEL,
+    OP_Q_RESCHEDULE,
     OP_L_ACQUIRE,
     OP_L_RENEW,
     OP_L_RELEASE,
@@ -105,7 +108,22 @@ typedef struct ct_tuple {
     size_t n;
 } ct_tuple;
 
-enum { ACT_CHECK = 1, ACT_SET, ACT_DELETE, ACT_SUM, ACT_ENQUEUE, ACT_FENCE, ACT_OUTBOX };
+enum {
+    ACT_CHECK = 1,
+    ACT_SET,
+    ACT_DELETE,
+    ACT_SUM,
+    ACT_ENQUEUE,
+    ACT_FENCE,
+    ACT_OUTBOX,
+    /* queue ops by id (queue_ack ... queue_reschedule) */
+    ACT_Q_ACK,
+    ACT_Q_NACK,
+    ACT_Q_SNOOZE,
+    ACT_Q_EXTEND,
+    ACT_Q_CANCEL,
+    ACT_Q_RESCHEDULE
+};
 
 typedef struct ct_action {
     int type;
@@ -117,9 +135,13 @@ typedef struct ct_action {
     ct_bytes owner;   /* fence */
     ct_bytes dedup;   /* enqueue */
     int has_dedup;
-    int64_t delay; /* enqueue */
+    int64_t delay; /* enqueue; queue_nack, queue_snooze, queue_reschedule; queue_extend: lease */
     uint32_t max_attempts;
-    int refused; /* the status its add must give (`refused`), 0 = ok */
+    int32_t priority; /* enqueue */
+    uint64_t id;      /* the queue ops by id: the message id (topic in name) */
+    char *token;      /* queue delivery ops */
+    char *error;      /* queue_nack: NULL = none */
+    int refused;      /* the status its add must give (`refused`), 0 = ok */
 } ct_action;
 
 typedef struct ct_op {
@@ -163,6 +185,8 @@ typedef struct ct_op {
     int64_t delay, lease_ms, wait_ms, timeout, interval, first_run_at, next_at;
     int64_t capacity, refill, period, n;
     uint32_t max_attempts;
+    int32_t priority; /* queue.enqueue */
+    int has_topics;   /* queue.dequeue with "topics": the topics are keys[0..nkeys) */
     int reason;
     bitt_sub *sub; /* pubsub.next, pubsub.close */
     int cancel;    /* queue.dequeue, pubsub.next: 1 = call with a fired bitt_cancel */
@@ -197,7 +221,7 @@ typedef struct ct_result {
 
     /* the 0.2 modules */
     bitt_messages *msgs;      /* dequeue, dead_list, outbox pending and parked */
-    bitt_message *msg;        /* pubsub.next */
+    bitt_message *msg;        /* pubsub.next, queue.get */
     uint64_t id;              /* enqueue: the id; outbox.append: the seq */
     uint64_t epoch;           /* lease acquire, get */
     int64_t expires_at;       /* lease acquire, renew, get */

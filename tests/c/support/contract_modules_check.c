@@ -29,6 +29,7 @@ static const char *const E_NEXT[] = {"status", "payload", "channel", "created_at
 static const char *const E_TAKE[] = {"status", "wait", NULL};
 static const char *const E_SCHED[] = {"status", SCHED_FIELDS, NULL};
 static const char *const E_SLIST[] = {"status", "schedules", "keys", "count", NULL};
+static const char *const E_QGET[] = {"status", "message", NULL};
 
 const char *const *ct_module_expect(int code)
 {
@@ -44,6 +45,7 @@ const char *const *ct_module_expect(int code)
     case OP_O_RETRY:
     case OP_O_DISCARD: return E_COUNT;
     case OP_Q_STATS: return E_STATS;
+    case OP_Q_GET: return E_QGET;
     case OP_Q_ACK_MANY: return E_ACK_MANY;
     case OP_L_ACQUIRE: return E_ACQUIRE;
     case OP_L_RENEW: return E_RENEW;
@@ -183,7 +185,7 @@ static int check_message(ct_run *run, const char *where, const bitt_message *m, 
     static const char *const names[] = {"id",       "topic",        "payload",     "kind",
                                         "attempts", "max_attempts", "last_error",  "created_at",
                                         "due_at",   "failed_at",    "park_reason", "token",
-                                        NULL};
+                                        "state",    "priority",     NULL};
     if (ct_members(run, exp, "an expected message", names))
         return -1;
     const js_value *v;
@@ -231,6 +233,22 @@ static int check_message(ct_run *run, const char *where, const bitt_message *m, 
         if (bitt_message_park_reason(m) != want)
             return ct_fail(run, "%spark_reason: expected %d, got %d", where, want,
                            bitt_message_park_reason(m));
+    }
+    if ((v = js_get(exp, "priority")) &&
+        check_i64(run, where, "priority", bitt_message_priority(m), v))
+        return -1;
+    if ((v = js_get(exp, "state"))) {
+        static const char *const states[] = {"", "pending", "delayed", "leased", "dead"};
+        int want = -1;
+        for (int i = 1; i < 5; i++)
+            if (v->type == JS_STRING && !strcmp(v->str, states[i]))
+                want = i;
+        if (want < 0)
+            return ct_broken(run, "state is pending, delayed, leased or dead");
+        int got = bitt_message_state(m);
+        if (got != want)
+            return ct_fail(run, "%sstate: expected %s, got %s (%d)", where, states[want],
+                           got >= 1 && got <= 4 ? states[got] : "?", got);
     }
     if ((v = js_get(exp, "token"))) {
         if (v->type == JS_NULL)
@@ -406,6 +424,10 @@ int ct_check_module(ct_run *run, const ct_op *op, const js_value *expect, const 
         return (v = js_get(expect, "count")) ? check_i64(run, "", "count", (int64_t)r->count, v)
                                              : 0;
     case OP_Q_ACK_MANY: return check_statuses(run, op, expect, r);
+    case OP_Q_GET:
+        return r->status == BITT_OK && (v = js_get(expect, "message"))
+                   ? check_message(run, "message: ", r->msg, v)
+                   : 0;
     case OP_Q_STATS: {
         static const char *const f[] = {"pending", "delayed", "processing", "dead"};
         const uint64_t got[] = {r->stats.pending, r->stats.delayed, r->stats.processing,

@@ -65,8 +65,21 @@ static bitt_cancel *cancel_for(const ct_op *op, int *rc)
 
 enum { L_DEQUEUE, L_DEAD, L_OUTBOX };
 
+/* Whether t is the step's topic, or one of its topics. */
+static int topic_of_step(const ct_op *op, const char *t)
+{
+    if (!t)
+        return 0;
+    if (!op->has_topics)
+        return !strcmp(t, mname(op));
+    for (size_t i = 0; i < op->nkeys; i++)
+        if (op->keys[i].n == strlen(t) && !memcmp(op->keys[i].p, t, op->keys[i].n))
+            return 1;
+    return 0;
+}
+
 /* The promises every list of messages keeps (README.md, "Messages"). */
-static void check_list(ct_result *r, const char *fn, int rc, bitt_messages *list, const char *topic,
+static void check_list(ct_result *r, const char *fn, int rc, bitt_messages *list, const ct_op *op,
                        size_t max, int kind_of_list, uint64_t after)
 {
     capture(r, rc);
@@ -94,9 +107,15 @@ static void check_list(ct_result *r, const char *fn, int rc, bitt_messages *list
             return;
         }
         const char *t = bitt_message_topic(m), *tok = bitt_message_token(m);
-        if (!t || strcmp(t, topic))
-            problem(r, "%s: message %zu has the topic \"%s\", not \"%s\"", fn, i, t ? t : "(NULL)",
-                    topic);
+        if (!topic_of_step(op, t))
+            problem(r, "%s: message %zu has the topic \"%s\", not the step's", fn, i,
+                    t ? t : "(NULL)");
+        int want_state = kind_of_list == L_DEQUEUE ? BITT_MSG_LEASED
+                         : kind_of_list == L_DEAD  ? BITT_MSG_DEAD
+                                                   : 0;
+        if (bitt_message_state(m) != want_state)
+            problem(r, "%s: message %zu has the state %d, not %d", fn, i, bitt_message_state(m),
+                    want_state);
         size_t len;
         const uint8_t *p = bitt_message_payload(m, &len);
         if (!p && len)
@@ -143,6 +162,7 @@ static void exec_enqueue(bitt_store *s, const ct_op *op, ct_result *r)
     }
     o.delay_ms = op->delay;
     o.max_attempts = op->max_attempts;
+    o.priority = op->priority;
     if (op->has_dedup) {
         o.dedup_key = op->dedup.p ? (const void *)op->dedup.p : (const void *)"";
         o.dedup_key_len = op->dedup.n;
@@ -167,11 +187,16 @@ static void exec_dequeue(bitt_store *s, const ct_op *op, ct_result *r)
     o.wait_ms = op->wait_ms;
     bitt_messages *list = NULL;
     bitt_cancel *cancel = cancel_for(op, &rc);
-    if (!rc)
+    const char *topics[BITT_DEQUEUE_TOPICS_MAX + 1];
+    size_t n = op->nkeys <= BITT_DEQUEUE_TOPICS_MAX ? op->nkeys : BITT_DEQUEUE_TOPICS_MAX + 1;
+    for (size_t i = 0; op->has_topics && i < n; i++)
+        topics[i] = cstr(&op->keys[i]);
+    if (!rc && op->has_topics)
+        rc = bitt_queue_dequeue_topics(s, topics, op->nkeys, &o, cancel, &list);
+    else if (!rc)
         rc = bitt_queue_dequeue_cancel(s, mname(op), &o, cancel, &list);
     bitt_cancel_free(cancel);
-    check_list(r, "bitt_queue_dequeue", rc, list, mname(op), op->limit ? op->limit : 1, L_DEQUEUE,
-               0);
+    check_list(r, "bitt_queue_dequeue", rc, list, op, op->limit ? op->limit : 1, L_DEQUEUE, 0);
 }
 
 static void exec_lease(bitt_store *s, const ct_op *op, ct_result *r)
@@ -213,13 +238,12 @@ static void exec_outbox(bitt_store *s, const ct_op *op, ct_result *r)
         break;
     case OP_O_PENDING:
         rc = bitt_outbox_pending(s, mname(op), op->limit, &list);
-        check_list(r, "bitt_outbox_pending", rc, list, mname(op), op->limit ? op->limit : 100,
-                   L_OUTBOX, 0);
+        check_list(r, "bitt_outbox_pending", rc, list, op, op->limit ? op->limit : 100, L_OUTBOX,
+                   0);
         break;
     case OP_O_PARKED:
         rc = bitt_outbox_parked(s, mname(op), op->reason, op->limit, &list);
-        check_list(r, "bitt_outbox_parked", rc, list, mname(op), op->limit ? op->limit : 100,
-                   L_OUTBOX, 0);
+        check_list(r, "bitt_outbox_parked", rc, list, op, op->limit ? op->limit : 100, L_OUTBOX, 0);
         break;
     case OP_O_ACK: capture(r, bitt_outbox_ack(s, mname(op), seqs, op->nids, &r->count)); break;
     case OP_O_RETRY: capture(r, bitt_outbox_retry(s, mname(op), seqs, op->nids, &r->count)); break;
@@ -338,13 +362,30 @@ void ct_exec_module(bitt_store *s, const ct_op *op, ct_result *r)
         break;
     case OP_Q_DEAD_LIST:
         rc = bitt_queue_dead_list(s, mname(op), op->id, op->limit, &list);
-        check_list(r, "bitt_queue_dead_list", rc, list, mname(op), op->limit ? op->limit : 100,
-                   L_DEAD, op->id);
+        check_list(r, "bitt_queue_dead_list", rc, list, op, op->limit ? op->limit : 100, L_DEAD,
+                   op->id);
         break;
     case OP_Q_DEAD_RETRY: capture(r, bitt_queue_dead_retry(s, mname(op), op->id, &r->count)); break;
     case OP_Q_DEAD_DELETE:
         capture(r, bitt_queue_dead_delete(s, mname(op), op->id, &r->count));
         break;
+    case OP_Q_GET:
+        rc = bitt_queue_get(s, mname(op), op->id, &r->msg);
+        capture(r, rc);
+        if (rc == BITT_OK && !r->msg)
+            problem(r, "bitt_queue_get returned BITT_OK with *out = NULL");
+        if (rc != BITT_OK && r->msg)
+            problem(r, "bitt_queue_get returned %d but set *out", rc);
+        if (r->msg && bitt_message_token(r->msg))
+            problem(r, "bitt_queue_get handed out a token");
+        if (r->msg && !topic_of_step(op, bitt_message_topic(r->msg)))
+            problem(r, "bitt_queue_get gave a message of another topic");
+        if (r->msg && bitt_message_id(r->msg) != op->id)
+            problem(r, "bitt_queue_get gave message %" PRIu64 ", not %" PRIu64,
+                    bitt_message_id(r->msg), op->id);
+        break;
+    case OP_Q_CANCEL: capture(r, bitt_queue_cancel(s, mname(op), op->id)); break;
+    case OP_Q_RESCHEDULE: capture(r, bitt_queue_reschedule(s, mname(op), op->id, op->delay)); break;
     case OP_Q_STATS:
         r->stats.version = BITT_QUEUE_STATS_VERSION;
         capture(r, bitt_queue_stats_get(s, mname(op), &r->stats));
@@ -385,6 +426,7 @@ int ct_exec_module_action(bitt_txn *t, const ct_action *a)
             return rc;
         o.delay_ms = a->delay;
         o.max_attempts = a->max_attempts;
+        o.priority = a->priority;
         if (a->has_dedup) {
             o.dedup_key = a->dedup.p ? (const void *)a->dedup.p : (const void *)"";
             o.dedup_key_len = a->dedup.n;
@@ -394,6 +436,13 @@ int ct_exec_module_action(bitt_txn *t, const ct_action *a)
     case ACT_FENCE: return bitt_txn_fence(t, cstr(&a->name), cstr(&a->owner), a->version);
     case ACT_OUTBOX:
         return bitt_txn_outbox_append(t, cstr(&a->name), arg(&a->value), a->value.n, a->kind);
+    case ACT_Q_ACK: return bitt_txn_queue_ack(t, cstr(&a->name), a->id, a->token);
+    case ACT_Q_NACK:
+        return bitt_txn_queue_nack(t, cstr(&a->name), a->id, a->token, a->error, a->delay);
+    case ACT_Q_SNOOZE: return bitt_txn_queue_snooze(t, cstr(&a->name), a->id, a->token, a->delay);
+    case ACT_Q_EXTEND: return bitt_txn_queue_extend(t, cstr(&a->name), a->id, a->token, a->delay);
+    case ACT_Q_CANCEL: return bitt_txn_queue_cancel(t, cstr(&a->name), a->id);
+    case ACT_Q_RESCHEDULE: return bitt_txn_queue_reschedule(t, cstr(&a->name), a->id, a->delay);
     }
     return BITT_EINVAL;
 }

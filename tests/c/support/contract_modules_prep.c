@@ -13,10 +13,13 @@
 
 /* ---- the ops: name first, then the arguments -------------------------------------- */
 
-static const char *const A_ENQUEUE[] = {"queue.enqueue", "topic",        "payload", "kind",
-                                        "delay",         "max_attempts", "dedup",   NULL};
-static const char *const A_DEQUEUE[] = {"queue.dequeue", "topic",  "limit", "lease",
-                                        "wait",          "cancel", NULL};
+static const char *const A_ENQUEUE[] = {"queue.enqueue", "topic", "payload",  "kind", "delay",
+                                        "max_attempts",  "dedup", "priority", NULL};
+static const char *const A_DEQUEUE[] = {"queue.dequeue", "topic", "topics", "limit",
+                                        "lease",         "wait",  "cancel", NULL};
+static const char *const A_QGET[] = {"queue.get", "topic", "id", NULL};
+static const char *const A_QCANCEL[] = {"queue.cancel", "topic", "id", NULL};
+static const char *const A_RESCHEDULE[] = {"queue.reschedule", "topic", "id", "delay", NULL};
 static const char *const A_ACK[] = {"queue.ack", "topic", "id", "token", NULL};
 static const char *const A_ACK_MANY[] = {"queue.ack_many", "topic", "items", NULL};
 static const char *const A_NACK[] = {"queue.nack", "topic", "id", "token", "error", "delay", NULL};
@@ -69,6 +72,9 @@ static const struct {
     {OP_Q_DEAD_RETRY, A_DEAD_RETRY, 0},
     {OP_Q_DEAD_DELETE, A_DEAD_DELETE, 0},
     {OP_Q_STATS, A_STATS, 0},
+    {OP_Q_GET, A_QGET, 0},
+    {OP_Q_CANCEL, A_QCANCEL, 0},
+    {OP_Q_RESCHEDULE, A_RESCHEDULE, 0},
     {OP_L_ACQUIRE, A_ACQUIRE, 1},
     {OP_L_RENEW, A_RENEW, 0},
     {OP_L_RELEASE, A_RELEASE, 0},
@@ -219,6 +225,43 @@ static int opt_u32(ct_run *run, const js_value *step, const char *member, uint32
     return 0;
 }
 
+/* An optional int32 (a priority): absent leaves *out. */
+static int opt_i32(ct_run *run, const js_value *step, const char *member, int32_t *out)
+{
+    const js_value *v = js_get(step, member);
+    int64_t n;
+    if (!v)
+        return 0;
+    if (ct_int64_of(run, v, member, &n))
+        return -1;
+    if (n < INT32_MIN || n > INT32_MAX)
+        return ct_broken(run, "%s is an int32", member);
+    *out = (int32_t)n;
+    return 0;
+}
+
+/* A dequeue's "topic" (a name) or "topics" (an array of names, kept in
+ * op->keys), exactly one of them. */
+static int topics_of(ct_run *run, const js_value *step, ct_op *op)
+{
+    const js_value *v = js_get(step, "topics");
+    if (!v)
+        return name_arg(run, js_get(step, "topic"), "topic", &op->mname);
+    if (js_get(step, "topic"))
+        return ct_broken(run, "a dequeue names \"topic\" or \"topics\", not both");
+    if (v->type != JS_ARRAY)
+        return ct_broken(run, "\"topics\" is an array of names");
+    op->has_topics = 1;
+    op->has_mname = 0;
+    op->keys = calloc(v->count ? v->count : 1, sizeof *op->keys);
+    if (!op->keys)
+        return ct_broken(run, "out of memory");
+    for (size_t i = 0; i < v->count; i++, op->nkeys++)
+        if (name_arg(run, v->items[i], "topics", &op->keys[i]))
+            return -1;
+    return 0;
+}
+
 /* A park reason: "poison", "invalid", "any" (0) or an integer. */
 static int reason_of(ct_run *run, const js_value *v, int *out)
 {
@@ -341,14 +384,14 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
             ((v = js_get(step, "payload")) && ct_bytes_of(run, v, &op->value)) ||
             ct_kind_of(run, js_get(step, "kind"), &op->kind) ||
             opt_i64(run, step, "delay", &op->delay) ||
-            opt_u32(run, step, "max_attempts", &op->max_attempts))
+            opt_u32(run, step, "max_attempts", &op->max_attempts) ||
+            opt_i32(run, step, "priority", &op->priority))
             return -1;
         v = js_get(step, "dedup");
         op->has_dedup = v && v->type != JS_NULL;
         return op->has_dedup ? ct_bytes_of(run, v, &op->dedup) : 0;
     case OP_Q_DEQUEUE:
-        return name_arg(run, js_get(step, "topic"), "topic", &op->mname) ||
-               opt_u32(run, step, "limit", &op->limit) ||
+        return topics_of(run, step, op) || opt_u32(run, step, "limit", &op->limit) ||
                opt_i64(run, step, "lease", &op->lease_ms) ||
                opt_i64(run, step, "wait", &op->wait_ms) || cancel_of(run, step, op);
     case OP_Q_ACK:
@@ -383,6 +426,13 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
         return name_arg(run, js_get(step, "topic"), "topic", &op->mname) ||
                ((v = js_get(step, "id")) && ct_u64_arg(run, v, "id", &op->id));
     case OP_Q_STATS: return name_arg(run, js_get(step, "topic"), "topic", &op->mname);
+    case OP_Q_GET:
+    case OP_Q_CANCEL:
+    case OP_Q_RESCHEDULE:
+        return name_arg(run, js_get(step, "topic"), "topic", &op->mname) ||
+               required(run, js_get(step, "id"), "id") ||
+               ct_u64_arg(run, js_get(step, "id"), "id", &op->id) ||
+               opt_i64(run, step, "delay", &op->delay);
 
     case OP_L_ACQUIRE:
     case OP_L_RENEW:
@@ -466,13 +516,63 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
 
 /* ---- txn actions ---------------------------------------------------------------------- */
 
+/* The queue ops by id: queue_ack, queue_nack, queue_snooze, queue_extend
+ * (with "token"), queue_cancel and queue_reschedule; 1 when o is none. */
+static int queue_action(ct_run *run, const js_value *a, const char *o, ct_action *out)
+{
+    static const char *const N_ACK[] = {"op", "topic", "id", "token", "refused", NULL};
+    static const char *const N_NACK[] = {"op",    "topic", "id",      "token",
+                                         "error", "delay", "refused", NULL};
+    static const char *const N_SNOOZE[] = {"op", "topic", "id", "token", "delay", "refused", NULL};
+    static const char *const N_EXTEND[] = {"op", "topic", "id", "token", "lease", "refused", NULL};
+    static const char *const N_CANCEL[] = {"op", "topic", "id", "refused", NULL};
+    static const char *const N_RESCHEDULE[] = {"op", "topic", "id", "delay", "refused", NULL};
+    static const struct {
+        const char *name;
+        int type;
+        const char *const *members;
+    } forms[] = {
+        {"queue_ack", ACT_Q_ACK, N_ACK},
+        {"queue_nack", ACT_Q_NACK, N_NACK},
+        {"queue_snooze", ACT_Q_SNOOZE, N_SNOOZE},
+        {"queue_extend", ACT_Q_EXTEND, N_EXTEND},
+        {"queue_cancel", ACT_Q_CANCEL, N_CANCEL},
+        {"queue_reschedule", ACT_Q_RESCHEDULE, N_RESCHEDULE},
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        if (strcmp(o, forms[i].name))
+            continue;
+        out->type = forms[i].type;
+        out->delay = out->type == ACT_Q_NACK ? -1 : 0;
+        if (ct_members(run, a, o, forms[i].members) ||
+            name_arg(run, js_get(a, "topic"), "topic", &out->name) ||
+            required(run, js_get(a, "id"), "id") ||
+            ct_u64_arg(run, js_get(a, "id"), "id", &out->id))
+            return -1;
+        if (out->type <= ACT_Q_EXTEND &&
+            (required(run, js_get(a, "token"), "token") ||
+             ct_text_arg(run, js_get(a, "token"), "token", &out->token)))
+            return -1;
+        if (out->type == ACT_Q_EXTEND)
+            return req_i64(run, a, "lease", &out->delay) ? -1 : 0;
+        return opt_i64(run, a, "delay", &out->delay) ||
+                       (out->type == ACT_Q_NACK && opt_text(run, a, "error", &out->error))
+                   ? -1
+                   : 0;
+    }
+    return 1;
+}
+
 int ct_prepare_module_action(ct_run *run, const js_value *a, const char *o, ct_action *out)
 {
-    static const char *const N_ENQUEUE[] = {"op",           "topic", "payload", "kind", "delay",
-                                            "max_attempts", "dedup", "refused", NULL};
+    static const char *const N_ENQUEUE[] = {"op",           "topic", "payload",  "kind",    "delay",
+                                            "max_attempts", "dedup", "priority", "refused", NULL};
     static const char *const N_FENCE[] = {"op", "name", "owner", "epoch", "refused", NULL};
     static const char *const N_OUTBOX[] = {"op", "stream", "event", "kind", "refused", NULL};
     const js_value *v;
+    int rc = queue_action(run, a, o, out);
+    if (rc <= 0)
+        return rc;
     if (!strcmp(o, "enqueue")) {
         out->type = ACT_ENQUEUE;
         if (ct_members(run, a, "an enqueue action", N_ENQUEUE) ||
@@ -480,7 +580,8 @@ int ct_prepare_module_action(ct_run *run, const js_value *a, const char *o, ct_a
             ((v = js_get(a, "payload")) && ct_bytes_of(run, v, &out->value)) ||
             ct_kind_of(run, js_get(a, "kind"), &out->kind) ||
             opt_i64(run, a, "delay", &out->delay) ||
-            opt_u32(run, a, "max_attempts", &out->max_attempts))
+            opt_u32(run, a, "max_attempts", &out->max_attempts) ||
+            opt_i32(run, a, "priority", &out->priority))
             return -1;
         v = js_get(a, "dedup");
         out->has_dedup = v && v->type != JS_NULL;

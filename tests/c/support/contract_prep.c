@@ -484,6 +484,8 @@ void ct_op_free(ct_op *op)
         ct_bytes_free(&op->actions[i].name);
         ct_bytes_free(&op->actions[i].owner);
         ct_bytes_free(&op->actions[i].dedup);
+        free(op->actions[i].token);
+        free(op->actions[i].error);
     }
     free(op->actions);
     for (size_t i = 0; op->tuples && i < op->ntuples; i++)
