@@ -34,9 +34,10 @@ int bitt__queue_op(const bitt_store *store, int type, const char *topic, uint64_
     int rc = bitt__check_name(topic, "topic");
     if (rc)
         return rc;
-    if (!id)
-        return bitt__fail(is_delivery_op(type) ? BITT_ETOKEN : BITT_EINVAL,
-                          "%s: message 0 does not exist (ids start at 1)", what);
+    /* Id 0 is never a message: a delivery of it has no token to match,
+     * and cancel or reschedule find nothing there. */
+    if (!id && is_delivery_op(type))
+        return bitt__fail(BITT_ETOKEN, "%s: message 0 does not exist (ids start at 1)", what);
     if (is_delivery_op(type) && (!token || strlen(token) != BITT_TOKEN_LEN))
         return bitt__fail(BITT_ETOKEN, "%s: the ack token is missing or malformed", what);
     switch (type) {

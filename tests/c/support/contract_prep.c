@@ -108,8 +108,10 @@ static int prep_action(ct_run *run, const js_value *a, ct_action *out)
     const js_value *op = js_get(a, "op");
     if (!op || op->type != JS_STRING)
         return ct_broken(run, "a txn action needs an op");
+    /* module actions (enqueue, fence, outbox_append, queue_*) check their own members */
     if (strcmp(op->str, "enqueue") && strcmp(op->str, "fence") &&
-        strcmp(op->str, "outbox_append") && ct_members(run, a, "a txn action", names))
+        strcmp(op->str, "outbox_append") && strncmp(op->str, "queue_", 6) &&
+        ct_members(run, a, "a txn action", names))
         return -1;
     const char *o = op->str;
     int mod = ct_prepare_module_action(run, a, o, out);
