@@ -17,6 +17,7 @@ const values = require('./values');
 const api = require('./api');
 const M = require('./model');
 const { consume, Consumer } = require('./consumer');
+const { Worker, Snooze } = require('./worker');
 const { Entry } = require('./entry');
 const { SyncKV } = require('./fast');
 const cancel = require('./cancel');
@@ -493,6 +494,8 @@ module.exports = {
   Lease: M.Lease,
   Entry,
   Consumer,
+  Worker,
+  Snooze,
   ...errors,
   encodeKey: values.encodeKey,
   decodeTuple: values.decodeTuple,
