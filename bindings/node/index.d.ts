@@ -8,6 +8,8 @@
 
 /// <reference types="node" />
 
+import { EventEmitter } from 'events';
+
 export type Key = Buffer | Uint8Array | string | TuplePart[];
 export type TuplePart = Buffer | Uint8Array | string | bigint | number | boolean;
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
@@ -240,6 +242,73 @@ export class Consumer implements AsyncIterableIterator<ConsumedMessage> {
   return(value?: unknown): Promise<IteratorResult<ConsumedMessage, undefined>>;
   throw(err?: unknown): Promise<IteratorResult<ConsumedMessage, undefined>>;
   [Symbol.asyncIterator](): Consumer;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Thrown or returned by a Worker's handler: the message goes back unseen,
+ * claimable again delayMs from now (queue.snooze: no attempt used). */
+export class Snooze extends Error {
+  constructor(delayMs?: Milliseconds);
+  readonly delayMs: Milliseconds;
+}
+
+export interface WorkerOptions {
+  /** Handlers running at once (>= 1; default 1). */
+  concurrency?: number;
+  /** Messages claimed ahead of the handlers and held (>= 0; default 0). */
+  prefetch?: number;
+  /** The lease of each delivery, and what each renewal extends it by (ms; default the store's). */
+  lease?: Milliseconds;
+  /** How often a running handler's lease is renewed (ms; default lease / 3). */
+  heartbeat?: Milliseconds;
+  /** How long one dequeue waits for a message (ms; default 1000; stop() ends it at once). */
+  wait?: Milliseconds;
+}
+export interface WorkerStopOptions {
+  /** ms; then the handlers still running are given back (snooze 0) and their results ignored. */
+  timeout?: Milliseconds;
+}
+/** The second argument of a Worker's handler. */
+export interface HandlerContext {
+  /** Aborts when the delivery is no longer the worker's: stalled, or given back at stop's deadline. */
+  signal: AbortSignal;
+}
+/** Returns (or resolves): acked. Throws (or rejects): nacked with the error's
+ * text and the store's backoff. A Snooze thrown or returned: snoozed. */
+export type WorkerHandler = (message: Message, context: HandlerContext) => unknown;
+export interface WorkerCounters {
+  readonly claimed: number;
+  readonly completed: number;
+  readonly failed: number;
+  readonly snoozed: number;
+  readonly stalled: number;
+  /** Given back unseen at stop: prefetched, or still running at its deadline. */
+  readonly released: number;
+  /** Handlers running now. */
+  readonly running: number;
+}
+export interface WorkerEvents {
+  /** Acked; result: what the handler returned. */
+  completed: [message: Message, result: unknown];
+  /** Nacked; error: what the handler threw. */
+  failed: [message: Message, error: unknown];
+  /** The lease ended or moved on (StaleToken): neither acked nor nacked. */
+  stalled: [message: Message];
+  /** The worker's own store errors and its hooks' exceptions (message: the delivery concerned). */
+  error: [error: unknown, message?: Message];
+}
+
+/** Runs handler on the messages of topic, `concurrency` at a time; starts at once. */
+export class Worker extends EventEmitter {
+  constructor(store: AsyncStore, topic: Name, handler: WorkerHandler, options?: WorkerOptions);
+  readonly topic: Name;
+  /** A snapshot. */
+  readonly counters: WorkerCounters;
+  /** Stops claiming, gives back the prefetched, waits for the running (up to timeout); the counters. */
+  stop(options?: WorkerStopOptions): Promise<WorkerCounters>;
+  on<K extends keyof WorkerEvents>(event: K, listener: (...args: WorkerEvents[K]) => void): this;
+  once<K extends keyof WorkerEvents>(event: K, listener: (...args: WorkerEvents[K]) => void): this;
+  off<K extends keyof WorkerEvents>(event: K, listener: (...args: WorkerEvents[K]) => void): this;
   [Symbol.asyncDispose](): Promise<void>;
 }
 

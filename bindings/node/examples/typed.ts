@@ -150,6 +150,37 @@ async function asyncPart(url: string): Promise<void> {
         break;
       }
     }
+    {
+      await a.queue.enqueue('work', { n: 2 });
+      await a.queue.enqueue('work', { n: -1 });
+      const handler: bitt.WorkerHandler = async (m: bitt.Message, { signal }: bitt.HandlerContext) => {
+        if (signal.aborted) throw new bitt.Snooze(1000); // given back unseen
+        const n = (m.value as { n: number }).n;
+        if (n < 0) throw new Error('negative'); // nacked with this text
+        return n * 2; // acked
+      };
+      const options: bitt.WorkerOptions = { concurrency: 2, prefetch: 2, lease: 30_000, heartbeat: 10_000, wait: 100 };
+      await using w: bitt.Worker = new bitt.Worker(a, 'work', handler, options);
+      const handled = new Promise<void>((resolve) => {
+        const check = () => {
+          const c: bitt.WorkerCounters = w.counters;
+          if (c.completed + c.failed === 2) resolve();
+        };
+        w.on('completed', (m: bitt.Message, result: unknown) => {
+          console.log(m.id, result);
+          check();
+        });
+        w.on('failed', (m, error) => {
+          console.log(m.id, error);
+          check();
+        });
+      });
+      w.on('stalled', (m) => console.log('stalled', m.id));
+      w.on('error', (err, m) => console.log(err, m?.id));
+      await handled;
+      const stopped: bitt.WorkerCounters = await w.stop({ timeout: 5000 });
+      console.log(stopped.claimed, stopped.released, stopped.snoozed, stopped.stalled, stopped.running);
+    }
     const tx = await a.atomic();
     const version: bigint = await tx.check('k', null).set('k', 1n).commit();
     console.log(version, await a.outbox.counts('events'));
