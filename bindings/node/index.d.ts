@@ -261,7 +261,7 @@ export interface WorkerOptions {
   lease?: Milliseconds;
   /** How often a running handler's lease is renewed (ms; default lease / 3). */
   heartbeat?: Milliseconds;
-  /** How long one dequeue waits for a message (ms; default 1000; stop() ends it at once). */
+  /** How long one dequeue waits for a message (ms, > 0; default 1000; stop() ends it at once). */
   wait?: Milliseconds;
 }
 export interface WorkerStopOptions {

@@ -76,7 +76,7 @@ test('options: unknown names, bad values and wrong types are refused, naming the
   assert.throws(mk({ prefetch: '2' }), { name: 'TypeError', message: /prefetch: string is not an integer/ });
   assert.throws(mk({ lease: 0 }), (e) => e instanceof bitt.InvalidArgument && /lease: 0 ms is not positive/.test(e.message));
   assert.throws(mk({ heartbeat: -5 }), (e) => e instanceof bitt.InvalidArgument && /heartbeat/.test(e.message));
-  assert.throws(mk({ wait: -1 }), (e) => e instanceof bitt.InvalidArgument && /wait: -1 ms is negative/.test(e.message));
+  assert.throws(mk({ wait: 0 }), (e) => e instanceof bitt.InvalidArgument && /wait: 0 ms is not positive/.test(e.message));
   assert.throws(mk({ lease: new Date() }), { name: 'TypeError', message: /lease: Date is not a number of milliseconds/ });
   assert.throws(mk('x'), { name: 'TypeError', message: /Worker: options: string is not an object/ });
   assert.throws(() => new bitt.Worker(a, 't', 'h'), { name: 'TypeError', message: /handler: string is not a function/ });
@@ -373,6 +373,27 @@ test('hooks that throw: reported through \'error\', the loop goes on', GUARD, as
   assert.deepEqual([c.completed, c.failed], [3, 2]);
   await a.close();
 });
+
+test('store errors go to \'error\': a failed dequeue is tried again, a failed ack leaves the message leased', GUARD,
+  async () => {
+    const a = await store(URLS[0][1], 'errors');
+    const [dequeue, ack] = [a.queue.dequeue.bind(a.queue), a.queue.ack.bind(a.queue)];
+    let dequeues = 0;
+    a.queue.dequeue = (t, o) => (++dequeues === 1 ? Promise.reject(new bitt.BackendError(-7, 'connection lost')) : dequeue(t, o));
+    a.queue.ack = (m) => (m.value === 'first' ? Promise.reject(new bitt.BusyError(-8, 'busy')) : ack(m));
+    await a.queue.enqueue('errors', 'first');
+    const w = new bitt.Worker(a, 'errors', () => 'ok', { lease: LONG, wait: 100 });
+    const seen = [];
+    w.on('error', (e, m) => seen.push([e.message, m ? m.value : null]));
+    await until(() => seen.length === 2, 'two errors');
+    assert.deepEqual(seen, [['connection lost', null], ['busy', 'first']]);
+    assert.equal((await a.queue.stats('errors')).processing, 1, 'not acked: it comes back when its lease ends');
+    await a.queue.enqueue('errors', 'second');
+    await until(() => w.counters.completed === 1, 'the second completed');
+    const c = await w.stop();
+    assert.deepEqual([c.claimed, c.completed, c.failed], [2, 1, 0]);
+    await a.close();
+  });
 
 test('the store\'s lease when none is given, renewed by the heartbeat; store.close() stops the worker', GUARD,
   async () => {

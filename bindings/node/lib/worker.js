@@ -88,7 +88,7 @@ class Worker extends EventEmitter {
     this._p = count(prefetch, 'prefetch', 0, 0);
     this._lease = ms(lease, 'lease', 1); // null: the store's, read off the first delivery
     this._heartbeat = ms(heartbeat, 'heartbeat', 1); // null: lease / 3
-    this._wait = ms(wait, 'wait', 0) ?? 1000;
+    this._wait = ms(wait, 'wait', 1) ?? 1000; // never 0: a loop on an empty topic would spin
     this._acks = new AckGroup(store, topic);
     this._c = { claimed: 0, completed: 0, failed: 0, snoozed: 0, stalled: 0, released: 0 };
     this._buf = []; // claimed, not started
