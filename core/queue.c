@@ -12,15 +12,24 @@
 #define DEAD_LIST_DEFAULT 100
 #define DEAD_LIST_MAX 1000
 
+/* The bytes of a caller's bitt_enqueue_options of that version: a struct
+ * compiled against an older bitt.h ends before the newer members. */
+static size_t enqueue_options_size(unsigned int version)
+{
+    return version == 1 ? offsetof(bitt_enqueue_options, priority) : sizeof(bitt_enqueue_options);
+}
+
 int bitt_enqueue_options_init(bitt_enqueue_options *opts, unsigned int version)
 {
     bitt__error_reset();
-    if (!opts || version != BITT_ENQUEUE_OPTIONS_VERSION)
+    if (!opts || version < 1 || version > BITT_ENQUEUE_OPTIONS_VERSION)
         return bitt__fail(BITT_EINVAL,
                           "bitt_enqueue_options_init: opts NULL or version %u is "
-                          "not %d",
+                          "not 1 to %d",
                           version, BITT_ENQUEUE_OPTIONS_VERSION);
-    *opts = (bitt_enqueue_options)BITT_ENQUEUE_OPTIONS_INIT;
+    bitt_enqueue_options init = BITT_ENQUEUE_OPTIONS_INIT;
+    init.version = version;
+    memcpy(opts, &init, enqueue_options_size(version));
     return BITT_OK;
 }
 
@@ -44,9 +53,8 @@ int bitt__enqueue_op(const bitt_store *store, const char *topic, const void *pay
         return bitt__fail(BITT_EINVAL,
                           "unknown bitt_enqueue_options version %u (this library: 1 to %d)",
                           opts->version, BITT_ENQUEUE_OPTIONS_VERSION);
-    /* A version-1 caller's struct ends before priority: read only its part. */
     if (opts)
-        memcpy(&o, opts, opts->version == 1 ? offsetof(bitt_enqueue_options, priority) : sizeof o);
+        memcpy(&o, opts, enqueue_options_size(opts->version));
     int rc = bitt__check_name(topic, "topic");
     if (!rc)
         rc = bitt__check_value(store, kind, payload, payload_len);

@@ -500,6 +500,9 @@ typedef struct bitt_enqueue_options {
     {                                                                                              \
         BITT_ENQUEUE_OPTIONS_VERSION, 0, 0, NULL, 0, 0                                             \
     }
+/* Fills opts with the defaults of `version`: BITT_ENQUEUE_OPTIONS_VERSION,
+ * or 1 for a caller built against bitt.h 0.5 or older, whose shorter
+ * struct is written only up to its own members. */
 BITT_API int bitt_enqueue_options_init(bitt_enqueue_options *opts, unsigned int version);
 
 /* Enqueues payload on topic; opts may be NULL. BITT_OK with the new id, or
