@@ -13,6 +13,10 @@
 #     baseline, on purpose, with scripts/abi-baseline", never silently;
 #   - an added function passes only in a version node the baseline does not
 #     have (BITT_0.3 after BITT_0.2): a released node never changes.
+#   - a versioned option struct may grow at its end, with its version bumped
+#     (the library reads a caller's struct only up to that caller's version):
+#     abidiff still reports it, so such a release refreshes the baseline on
+#     purpose (scripts/abi-baseline) and is checked against that from then on.
 # The library must carry DWARF (the build adds -g); without it abidiff could
 # only compare symbol names, so that is a failure too.
 set -uo pipefail
