@@ -72,6 +72,8 @@ extern const inj_case inj_kv_cases[];
 extern const size_t inj_kv_case_count;
 extern const inj_case inj_module_cases[];
 extern const size_t inj_module_case_count;
+extern const inj_case inj_queue_control_cases[];
+extern const size_t inj_queue_control_case_count;
 extern const inj_case inj_misc_cases[];
 extern const size_t inj_misc_case_count;
 

@@ -20,8 +20,10 @@
 #include "harness.h"
 #include "sqlite_files.h"
 
-static const inj_case *case_lists[] = {inj_misc_cases, inj_kv_cases, inj_module_cases};
-static size_t case_counts[3];
+static const inj_case *case_lists[] = {inj_misc_cases, inj_kv_cases, inj_module_cases,
+                                       inj_queue_control_cases};
+#define N_LISTS (sizeof case_lists / sizeof *case_lists)
+static size_t case_counts[N_LISTS];
 
 static const char *memory_url(void)
 {
@@ -86,7 +88,7 @@ static void run_all(const inj_target *target, inj_mode mode)
     const char *part = getenv("BITT_INJECT_PART");
     size_t seen = 0;
     inj_totals totals = {0, 0, 0};
-    for (size_t l = 0; l < 3; l++)
+    for (size_t l = 0; l < N_LISTS; l++)
         for (size_t i = 0; i < case_counts[l]; i++, seen++) {
             if (part && *part && (seen % 2) != (size_t)(atoi(part) - 1))
                 continue;
@@ -176,7 +178,7 @@ static void every_export_is_covered(void **state)
             continue;
         symbols++;
         int found = 0;
-        for (size_t l = 0; l < 3 && !found; l++)
+        for (size_t l = 0; l < N_LISTS && !found; l++)
             for (size_t i = 0; i < case_counts[l] && !found; i++)
                 found = listed(case_lists[l][i].covers, line);
         if (!found) {
@@ -201,6 +203,7 @@ int main(void)
     case_counts[0] = inj_misc_case_count;
     case_counts[1] = inj_kv_case_count;
     case_counts[2] = inj_module_case_count;
+    case_counts[3] = inj_queue_control_case_count;
     const char *tmp = getenv("BITT_TEST_TMP");
     const char *part = getenv("BITT_INJECT_PART");
     /* one directory per process: each part makes its own databases */
