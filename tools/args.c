@@ -170,6 +170,19 @@ bad:
                            (uint32_t)UINT32_MAX, s);
 }
 
+int cli_parse_i32(const char *cmd, const char *what, const char *s, int32_t *out)
+{
+    int64_t v = 0;
+    int code = cli_parse_i64(cmd, what, s, &v);
+    if (code != CLI_OK)
+        return code;
+    if (v < INT32_MIN || v > INT32_MAX)
+        return cli_usage_error(cmd, "%s must be an integer from %" PRId32 " to %" PRId32 ": '%s'",
+                               what, (int32_t)INT32_MIN, (int32_t)INT32_MAX, s);
+    *out = (int32_t)v;
+    return CLI_OK;
+}
+
 int cli_fail(int status)
 {
     const char *msg = bitt_error_last();

@@ -41,7 +41,9 @@ int cli_interrupted(void);
 /* ---- args.c: option parsing and reporting ------------------------------ */
 
 #define CLI_MAX_OPTS 12
-#define CLI_MAX_POS 16
+/* queue pop takes up to BITT_DEQUEUE_TOPICS_MAX topics; one more reaches
+ * the core, whose refusal names the limit */
+#define CLI_MAX_POS (BITT_DEQUEUE_TOPICS_MAX + 1)
 
 /* One option of a command, such as {"ttl", 1} for "--ttl MS". */
 typedef struct cli_optspec {
@@ -75,6 +77,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 
 /* Decimal integers; a bad one is a usage error (printed). */
 int cli_parse_i64(const char *cmd, const char *what, const char *s, int64_t *out);
+int cli_parse_i32(const char *cmd, const char *what, const char *s, int32_t *out);
 int cli_parse_u32(const char *cmd, const char *what, const char *s, uint32_t *out);
 
 /* An absent or refused result (exit 1): prints "bitt: <reason>" (escaped
@@ -177,6 +180,7 @@ void cli_cell_text(cli_table *t, const char *s);
 /* Bytes: escaped, or hex with --hex-out. */
 void cli_cell_bytes(cli_table *t, const uint8_t *p, size_t n);
 void cli_cell_u64(cli_table *t, uint64_t v);
+void cli_cell_i64(cli_table *t, int64_t v);
 /* A time in ms: for people ISO 8601, none for 0 and "never" for the end
  * of time (INT64_MAX); with --tsv the integer. */
 void cli_cell_time(cli_table *t, int64_t ms, const char *none);
@@ -247,10 +251,16 @@ int cli_queue(cli *c, int argc, char **argv);       /* queue_cmd.c */
 int cli_queue_dead(cli *c, int argc, char **argv);  /* queue_dead.c: dead */
 int cli_queue_retry(cli *c, int argc, char **argv); /* queue_dead.c: retry */
 int cli_queue_purge(cli *c, int argc, char **argv); /* queue_dead.c: purge-dead */
-int cli_lease(cli *c, int argc, char **argv);       /* lease_cmd.c */
-int cli_outbox(cli *c, int argc, char **argv);      /* outbox_cmd.c */
-int cli_schedule(cli *c, int argc, char **argv);    /* schedule_cmd.c */
-int cli_budget(cli *c, int argc, char **argv);      /* budget_cmd.c */
-int cli_pubsub(cli *c, int argc, char **argv);      /* pubsub_cmd.c */
+/* queue_by_id.c: get, cancel and reschedule of one message by its id */
+int cli_queue_get(cli *c, int argc, char **argv);
+int cli_queue_cancel(cli *c, int argc, char **argv);
+int cli_queue_reschedule(cli *c, int argc, char **argv);
+/* "pending", "delayed", "leased" or "dead" for a BITT_MSG_* state; "-" else */
+const char *cli_message_state_name(int state);
+int cli_lease(cli *c, int argc, char **argv);    /* lease_cmd.c */
+int cli_outbox(cli *c, int argc, char **argv);   /* outbox_cmd.c */
+int cli_schedule(cli *c, int argc, char **argv); /* schedule_cmd.c */
+int cli_budget(cli *c, int argc, char **argv);   /* budget_cmd.c */
+int cli_pubsub(cli *c, int argc, char **argv);   /* pubsub_cmd.c */
 
 #endif /* BITT_CLI_H */

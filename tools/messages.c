@@ -29,6 +29,11 @@ void cli_put_json_message(const cli *c, const bitt_message *m, const char *field
     cli_put_json_time("created_at", bitt_message_created_at(m));
     cli_put_json_time("due_at", bitt_message_due_at(m));
     cli_put_json_time("failed_at", bitt_message_failed_at(m));
+    /* a queue message (an outbox event has no state) */
+    if (bitt_message_state(m)) {
+        printf(",\"state\":\"%s\"", cli_message_state_name(bitt_message_state(m)));
+        printf(",\"priority\":%" PRId32, bitt_message_priority(m));
+    }
     if (bitt_message_park_reason(m) == BITT_PARK_POISON)
         fputs(",\"park_reason\":\"poison\"", stdout);
     else if (bitt_message_park_reason(m) == BITT_PARK_INVALID)

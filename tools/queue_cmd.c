@@ -19,6 +19,9 @@ static const char queue_usage[] =
     "  extend TOPIC ID TOKEN MS   the delivery's lease now ends MS from now\n"
     "  snooze TOPIC ID TOKEN      give a delivery back unseen (no attempt used)\n"
     "  stats TOPIC                pending, delayed, processing and dead counts\n"
+    "  get TOPIC ID               one message: state, attempts, due time, error\n"
+    "  cancel TOPIC ID            delete a pending, delayed or leased message\n"
+    "  reschedule TOPIC ID        make a pending or delayed message due later (or now)\n"
     "  dead TOPIC                 list the dead letters\n"
     "  retry TOPIC [ID]           put dead letters back (all of TOPIC without ID)\n"
     "  purge-dead TOPIC [ID]      delete dead letters (all of TOPIC without ID)\n"
@@ -30,7 +33,8 @@ static const char queue_usage[] =
 
 static const char push_usage[] =
     "Usage: bitt queue push TOPIC PAYLOAD [--delay MS] [--max-attempts N]\n"
-    "                       [--dedup KEY] [--kind bytes|json|counter] [--hex] [--json]\n"
+    "                       [--priority P] [--dedup KEY] [--kind bytes|json|counter]\n"
+    "                       [--hex] [--json]\n"
     "\n"
     "Enqueues PAYLOAD on TOPIC and prints the new message's id. Put -- before\n"
     "a PAYLOAD that starts with '-'.\n"
@@ -38,6 +42,8 @@ static const char push_usage[] =
     "Options:\n"
     "  --delay MS          claimable only MS milliseconds from now (default 0)\n"
     "  --max-attempts N    deliveries before it is dead-lettered (default 3)\n"
+    "  --priority P        an int32, higher first (default 0): a pop takes the\n"
+    "                      highest priority that has a claimable message\n"
     "  --dedup KEY         at most one live (pending, delayed or processing)\n"
     "                      message per KEY on TOPIC: while there is one, nothing\n"
     "                      is enqueued and its id is printed (exit 1, and\n"
@@ -49,11 +55,12 @@ static const char push_usage[] =
     "Exit status: 0 enqueued, 1 deduplicated, 2 error, 64 usage.\n";
 
 static const char pop_usage[] =
-    "Usage: bitt queue pop TOPIC [--limit N] [--lease MS] [--wait MS]\n"
+    "Usage: bitt queue pop TOPIC [TOPIC...] [--limit N] [--lease MS] [--wait MS]\n"
     "                      [--hex-out] [--json | --tsv]\n"
     "\n"
-    "Leases up to N messages of TOPIC, those claimable longest first, and\n"
-    "prints a row each:\n"
+    "Leases up to N messages of TOPIC (or of up to 64 distinct TOPICs at once),\n"
+    "the highest priority first, then those claimable longest, and prints a\n"
+    "row each:\n"
     "\n"
     "    ID  TOKEN     ATTEMPTS  DUE_AT                    PAYLOAD\n"
     "    7   3f9c...   1         2026-12-03T12:00:35.123Z  resize 42.png\n"
@@ -71,7 +78,8 @@ static const char pop_usage[] =
     "               130 or 143)\n"
     "  --json       print {\"messages\":[{\"id\",\"topic\",\"payload\",\"kind\",\n"
     "               \"token\",\"attempts\",\"max_attempts\",\"last_error\",\n"
-    "               \"created_at\",\"due_at\" (the lease's end),...}]}\n"
+    "               \"created_at\",\"due_at\" (the lease's end),\"state\":\"leased\",\n"
+    "               \"priority\",...}]}\n"
     "  --tsv        TAB-separated, no header, DUE_AT in ms\n"
     "\n"
     "Exit status: 0 leased some, 1 none was claimable (\"bitt: no message\n"
@@ -148,9 +156,9 @@ static const char stats_usage[] =
 static int q_push(cli *c, int argc, char **argv)
 {
     const char *cmd = "queue push";
-    enum { O_DELAY, O_MAX, O_DEDUP, O_KIND, O_N };
+    enum { O_DELAY, O_MAX, O_DEDUP, O_KIND, O_PRIO, O_N };
     static const cli_optspec specs[O_N] = {
-        {"delay", 1}, {"max-attempts", 1}, {"dedup", 1}, {"kind", 1}};
+        {"delay", 1}, {"max-attempts", 1}, {"dedup", 1}, {"kind", 1}, {"priority", 1}};
     cli_args a;
     cli_bytes payload = {0}, dedup = {0};
     bitt_store *store = NULL;
@@ -164,6 +172,8 @@ static int q_push(cli *c, int argc, char **argv)
         (a.value[O_MAX] && (code = cli_parse_u32(cmd, "--max-attempts", a.value[O_MAX],
                                                  &o.max_attempts)) != CLI_OK) ||
         (a.value[O_KIND] && (code = cli_parse_kind(cmd, a.value[O_KIND], &kind)) != CLI_OK) ||
+        (a.value[O_PRIO] &&
+         (code = cli_parse_i32(cmd, "--priority", a.value[O_PRIO], &o.priority)) != CLI_OK) ||
         (code = cli_bytes_arg(c, cmd, "PAYLOAD", a.pos[1], &payload)) != CLI_OK ||
         (a.value[O_DEDUP] &&
          (code = cli_bytes_arg(c, cmd, "--dedup", a.value[O_DEDUP], &dedup)) != CLI_OK))
@@ -218,7 +228,7 @@ static int q_pop(cli *c, int argc, char **argv)
     bitt_store *store = NULL;
     bitt_messages *list = NULL;
     bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
-    int code = cli_parse(c, cmd, argc, argv, specs, O_N, 1, 1, &a);
+    int code = cli_parse(c, cmd, argc, argv, specs, O_N, 1, CLI_MAX_POS, &a);
     if (code != CLI_OK || a.help)
         return a.help ? cli_help(pop_usage) : code;
     if ((a.value[O_LIMIT] &&
@@ -232,10 +242,12 @@ static int q_pop(cli *c, int argc, char **argv)
         return cli_usage_error(cmd, "--limit must be at least 1");
     if ((code = cli_open(c, &store)) == CLI_OK) {
         bitt_cancel *stop = o.wait_ms > 0 ? cli_interrupt_token() : NULL;
-        int rc = bitt_queue_dequeue_cancel(store, a.pos[0], &o, stop, &list);
+        const char *const *topics = (const char *const *)a.pos;
+        int rc = bitt_queue_dequeue_topics(store, topics, a.npos, &o, stop, &list);
+        const char *what = a.npos > 1 ? "topics" : "topic";
         if (rc == BITT_ECANCELED) {
             if (!c->quiet)
-                fprintf(stderr, "bitt: interrupted; no message was taken from topic %s\n",
+                fprintf(stderr, "bitt: interrupted; no message was taken from %s %s\n", what,
                         a.pos[0]);
             code = cli_interrupted();
         } else if (rc < 0) {
@@ -245,7 +257,8 @@ static int q_pop(cli *c, int argc, char **argv)
                                                   put_delivery};
             code = cli_put_messages(c, list, &view);
             if (code == CLI_OK && bitt_messages_count(list) == 0)
-                code = cli_absent(c, "no message ready on topic %s", a.pos[0]);
+                code = cli_absent(c, "no message ready on %s %s%s", what, a.pos[0],
+                                  a.npos > 1 ? ", ..." : "");
         }
     }
     bitt_messages_free(list);
@@ -378,11 +391,15 @@ int cli_queue(cli *c, int argc, char **argv)
         {"extend", q_extend},
         {"snooze", q_snooze},
         {"stats", q_stats},
+        {"get", cli_queue_get},
+        {"cancel", cli_queue_cancel},
+        {"reschedule", cli_queue_reschedule},
         {"dead", cli_queue_dead},
         {"retry", cli_queue_retry},
         {"purge-dead", cli_queue_purge},
     };
     return cli_group(c, "queue", queue_usage,
-                     "push, pop, ack, nack, extend, snooze, stats, dead, retry or purge-dead", subs,
-                     sizeof(subs) / sizeof(subs[0]), argc, argv);
+                     "push, pop, ack, nack, extend, snooze, stats, get, cancel, reschedule, dead, "
+                     "retry or purge-dead",
+                     subs, sizeof(subs) / sizeof(subs[0]), argc, argv);
 }

@@ -106,6 +106,12 @@ void cli_cell_u64(cli_table *t, uint64_t v)
     cell_done(t);
 }
 
+void cli_cell_i64(cli_table *t, int64_t v)
+{
+    fprintf(cell(t), "%" PRId64, v);
+    cell_done(t);
+}
+
 /* A time or a duration: the integer for scripts; for people none for 0,
  * "never" for the end of time, else the form format gives. */
 static void cell_ms(cli_table *t, int64_t ms, const char *none,

@@ -37,6 +37,7 @@ check() {
 echo "== help, on every command"
 for cmd in queue "queue push" "queue pop" "queue ack" "queue nack" "queue extend" \
     "queue snooze" "queue stats" "queue dead" "queue retry" "queue purge-dead" \
+    "queue get" "queue cancel" "queue reschedule" \
     lease "lease acquire" "lease renew" "lease release" "lease get" \
     outbox "outbox append" "outbox pending" "outbox ack" "outbox fail" "outbox park" \
     "outbox parked" "outbox retry" "outbox discard" "outbox counts" \
@@ -93,7 +94,45 @@ expect_err 64 "bitt: unknown subcommand 'give'*" budget give
 expect_err 64 "bitt: --count must be an integer from 1*" pubsub listen c --count 0
 expect_err 64 "bitt: missing argument*" pubsub publish c
 expect_err 64 "bitt: --json does not go with --tsv*" queue pop t --json --tsv
+expect_err 64 "bitt: --priority must be an integer from -2147483648 to 2147483647*" \
+    queue push t x --priority 2147483648
+expect_err 64 "bitt: --priority must be an integer in the int64 range*" queue push t x --priority hi
+expect_err 64 "bitt: ID must be an integer from 1*" queue get t 0
+expect_err 64 "bitt: missing argument*Try 'bitt queue get --help'." queue get t
+expect_err 64 "bitt: unknown option '--delay'*" queue cancel t 1 --delay 5
+expect_err 64 "bitt: --delay must not be negative*" queue reschedule t 1 --delay -1
+expect_err 2 "bitt: ?*topic*" --store memory: queue pop a b a
 expect_err 64 "bitt: --raw is for 'kv get' only*" --store memory: queue stats t --raw
+
+# queue_control BACKEND: priorities, a pop over several topics, and get,
+# cancel and reschedule of a message by its id.
+queue_control() {
+    local qc tok
+    qc=$(store "$1" queue_control)
+    echo "== $1: queue control"
+    expect 0 "1$nl" --store "$qc" queue push low l
+    expect 0 "2$nl" --store "$qc" queue push high h --priority 5
+    expect 0 "3$nl" --store "$qc" queue push low later --delay 3600000 --priority 9
+    expect_like 0 "2${tab}?*${tab}1${tab}[1-9]*${tab}h${nl}1${tab}?*${tab}1${tab}[1-9]*${tab}l$nl" \
+        --store "$qc" queue pop low high --limit 5 --tsv
+    tok=$(field 2 1)
+    expect_absent "" "bitt: no message ready on topics low, ..." --store "$qc" queue pop low high
+    expect_like 0 "ID  STATE *PRIORITY  ATTEMPTS  DUE_AT *LAST_ERROR  PAYLOAD${nl}3   delayed  9 *0 *$iso  - *later$nl" \
+        --store "$qc" queue get low 3
+    expect_like 0 "2${tab}leased${tab}5${tab}1${tab}[1-9]*${tab}-${tab}h$nl" --store "$qc" queue get high 2 --tsv
+    expect_json 0 'd["state"] == "leased" and d["priority"] == 5 and "token" not in d and d["topic"] == "high"' \
+        --store "$qc" queue get high 2
+    expect_absent "" "bitt: no message 2 on topic low" --store "$qc" queue get low 2
+    expect_absent "" "bitt: no pending or delayed message 2 on topic high" \
+        --store "$qc" queue reschedule high 2
+    expect 0 '{"rescheduled":true}'"$nl" --store "$qc" queue reschedule low 3 --json
+    expect_like 0 "3${tab}?*${tab}1${tab}[1-9]*${tab}later$nl" --store "$qc" queue pop low --tsv
+    expect 0 "" --store "$qc" queue cancel high 2
+    expect_err 2 "bitt: ?*" --store "$qc" queue ack high 2 "$tok"   # cancelled under its lease
+    expect 1 '{"cancelled":false}'"$nl" --store "$qc" queue cancel high 2 --json -q
+    expect_absent "" "bitt: no live message 2 on topic high" --store "$qc" queue cancel high 2
+    expect 0 "0${tab}0${tab}0${tab}0${tab}0$nl" --store "$qc" queue stats high --tsv
+}
 
 # modules BACKEND: every module's commands on fresh stores of BACKEND.
 modules() {
@@ -173,6 +212,7 @@ modules() {
     expect 0 "" --store "$q" queue snooze sz "$(field 1)" "$(field 2)" --delay 3600000
     expect 0 "0${tab}1${tab}0${tab}0${tab}0$nl" --store "$q" queue stats sz --tsv
     expect_absent "" "bitt: no message ready on topic sz" --store "$q" queue pop sz
+    queue_control "$b"
     for p in x y z; do
         expect_like 0 [0-9]*"$nl" --store "$q" queue push dl "$p" --max-attempts 1
         expect_like 0 [0-9]*"${tab}"?*"${tab}1${tab}"[1-9]*"${tab}$p$nl" --store "$q" queue pop dl --tsv
