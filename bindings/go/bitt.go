@@ -12,8 +12,8 @@
 // expires) and "now" where the core takes 0 for now.
 //
 // Methods take a context: a done context fails a call before it starts,
-// and the waits (Queue.Dequeue with a Wait, Queue.Consume,
-// Subscription.Next and All) end as soon as it is done, through a cancel
+// and the waits (Queue.Dequeue and DequeueTopics with a Wait,
+// Queue.Consume, Subscription.Next and All) end as soon as it is done, through a cancel
 // token of the core (bitt_cancel), having leased nothing. Cancellation
 // errors satisfy errors.Is(err, ErrCanceled) and errors.Is(err, ctx.Err()).
 // A call already inside the core that does not wait is not interrupted.
@@ -157,7 +157,7 @@ func ctxErr(ctx context.Context) error {
 
 // ---- options ----------------------------------------------------------
 
-// Option adjusts a write: TTL, WithKind, Delay, MaxAttempts, Dedup.
+// Option adjusts a write: TTL, WithKind, Delay, MaxAttempts, Dedup, Priority.
 type Option func(*options)
 
 type options struct {
@@ -167,6 +167,7 @@ type options struct {
 	delaySet    bool
 	maxAttempts uint32
 	dedup       []byte
+	priority    int32
 }
 
 func collect(opts []Option) options {
@@ -223,6 +224,11 @@ func Delay(d time.Duration) Option {
 // MaxAttempts sets how many deliveries a message gets before it is
 // dead-lettered (0: the default, 3).
 func MaxAttempts(n uint32) Option { return func(o *options) { o.maxAttempts = n } }
+
+// Priority makes an enqueued message claimed before every message of a
+// lower priority (default 0; any int32, the type being the range check:
+// the compiler refuses a constant outside it).
+func Priority(p int32) Option { return func(o *options) { o.priority = p } }
 
 // Dedup keeps at most one live message per key on the topic.
 func Dedup(key []byte) Option {

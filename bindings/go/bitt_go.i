@@ -190,6 +190,8 @@ static void bittw_rec_message(bittw_rec *r, const bitt_message *m)
     bittw_rec_u64(r, (uint64_t)bitt_message_due_at(m));
     bittw_rec_u64(r, (uint64_t)bitt_message_failed_at(m));
     bittw_rec_u64(r, (uint64_t)bitt_message_park_reason(m));
+    bittw_rec_u64(r, (uint64_t)bitt_message_state(m));
+    bittw_rec_u64(r, (uint64_t)(int64_t)bitt_message_priority(m));
 }
 
 static void bittw_rec_messages(bittw_rec *r, const bitt_messages *ms)
@@ -292,6 +294,11 @@ static char *bittw_go_opt_cstr(_goslice_ s)
     return c;
 }
 %}
+
+/* The dequeue over several topics: Go passes the names packed in one
+ * []byte, each ended by a NUL (no Go pointer inside Go memory), so there
+ * are as many names as NUL bytes; the helper below takes them apart. */
+%ignore bitt_queue_dequeue_topics;
 
 /* ---- status -> error record ------------------------------------------- */
 %typemap(out) int "$result = bittw_go_status($1);"
@@ -583,6 +590,66 @@ int64_t bittw_go_error_take(int64_t status, void *dst, size_t dst_len)
     }
     free(rec);
     return code;
+}
+
+/* Enqueue with every option of bitt_enqueue_options (version 2: the
+ * priority). The Go layer calls these rather than the shared helpers of
+ * bitt.i, so that its options are its own. */
+int bittw_go_queue_enqueue(bitt_store *store, const char *topic, const void *payload,
+                           size_t payload_len, int kind, int64_t delay_ms, uint32_t max_attempts,
+                           const void *dedup, size_t dedup_len, int32_t priority, uint64_t *id_out)
+{
+    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    o.delay_ms = delay_ms;
+    o.max_attempts = max_attempts;
+    o.dedup_key = dedup;
+    o.dedup_key_len = dedup_len;
+    o.priority = priority;
+    return bitt_queue_enqueue(store, topic, payload, payload_len, kind, &o, id_out);
+}
+
+int bittw_go_txn_enqueue(bitt_txn *txn, const char *topic, const void *payload,
+                         size_t payload_len, int kind, int64_t delay_ms, uint32_t max_attempts,
+                         const void *dedup, size_t dedup_len, int32_t priority)
+{
+    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    o.delay_ms = delay_ms;
+    o.max_attempts = max_attempts;
+    o.dedup_key = dedup;
+    o.dedup_key_len = dedup_len;
+    o.priority = priority;
+    return bitt_txn_enqueue(txn, topic, payload, payload_len, kind, &o);
+}
+
+/* bitt_queue_dequeue_topics over the names packed in data (each ended by
+ * a NUL; see the %ignore above): every name reaches the core as given, an
+ * empty or repeated one too, for the core to judge. cancel may be 0. */
+int bittw_go_queue_dequeue_topics(bitt_store *store, const void *data, size_t len, uint32_t limit,
+                                  int64_t lease_ms, int64_t wait_ms, bitt_cancel *cancel,
+                                  bitt_messages **out)
+{
+    const char *p = data;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += p[i] == '\0';
+    if (len && p[len - 1] != '\0') {
+        bittw_go_refuse("dequeue: malformed topic list");
+        return BITT_EINVAL;
+    }
+    const char **topics = calloc(n ? n : 1, sizeof *topics);
+    if (!topics)
+        return BITT_ENOMEM;
+    for (size_t i = 0, at = 0; i < n; i++) {
+        topics[i] = p + at;
+        at += strlen(p + at) + 1;
+    }
+    bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
+    o.limit = limit;
+    o.lease_ms = lease_ms;
+    o.wait_ms = wait_ms;
+    int rc = bitt_queue_dequeue_topics(store, topics, n, &o, cancel, out);
+    free(topics);
+    return rc;
 }
 
 /* Independent KV gets and sets of many goroutines, run at once on this

@@ -25,6 +25,8 @@ type Message struct {
 	DueAt       time.Time // queue: this delivery's lease end; outbox: the next attempt (zero: none)
 	FailedAt    time.Time // dead letters: when it died; parked events: when parked (zero: none)
 	ParkReason  int
+	State       MessageState // queue: StateLeased from Dequeue, StateDead in DeadList, as it is from Get; 0 elsewhere
+	Priority    int32        // queue: the priority it was enqueued with (Priority); 0 elsewhere
 
 	hasToken, hasLastError bool
 }
@@ -36,23 +38,26 @@ func (m *Message) JSON(v any) error { return json.Unmarshal(m.Payload, v) }
 type Queue struct{ s *Store }
 
 // DequeueOptions: Limit messages (0: 1), each leased for Lease (0: the
-// store's queue_lease), waiting up to Wait for a first one.
+// store's queue_lease), waiting up to Wait for a first one. A higher
+// Priority is always claimed first; within one, the messages claimable
+// longest.
 type DequeueOptions struct {
 	Limit int
 	Lease time.Duration
 	Wait  time.Duration
 }
 
-// Enqueue adds a message (options Delay, MaxAttempts, Dedup, WithKind) and
-// returns its id (with Dedup: the live message's id when one holds the key).
+// Enqueue adds a message (options Delay, MaxAttempts, Dedup, Priority,
+// WithKind) and returns its id (with Dedup: the live message's id when one
+// holds the key).
 func (q *Queue) Enqueue(ctx context.Context, topic string, payload []byte, opts ...Option) (uint64, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, err
 	}
 	o := collect(opts)
 	var id uint64
-	_, err := q.s.status(raw.Bittw_queue_enqueue(q.s.box(), topic, payload, int(o.kind), o.delay,
-		uint(o.maxAttempts), o.dedup, &id))
+	_, err := q.s.status(raw.Bittw_go_queue_enqueue(q.s.box(), topic, payload, int(o.kind), o.delay,
+		uint(o.maxAttempts), o.dedup, int(o.priority), &id))
 	return id, err
 }
 
@@ -65,20 +70,26 @@ func (q *Queue) Dequeue(ctx context.Context, topic string, o DequeueOptions) ([]
 }
 
 func (s *Store) dequeue(ctx context.Context, topic string, limit int, lease, wait time.Duration) ([]*Message, error) {
-	call := func(tok uintptr) ([]*Message, error) {
-		return s.messagesCall(func(scratch []byte) int {
-			return raw.Bittw_queue_dequeue_cancel(s.box(), topic, uint(limit), ms(lease), ms(wait), tok, scratch)
-		})
+	return s.waitingMessages(ctx, wait, func(tok uintptr, scratch []byte) int {
+		return raw.Bittw_queue_dequeue_cancel(s.box(), topic, uint(limit), ms(lease), ms(wait), tok, scratch)
+	})
+}
+
+// waitingMessages runs a dequeue that may wait: with a cancel token fired
+// by ctx (and by Close), or with none (0) when nothing could end it early.
+func (s *Store) waitingMessages(ctx context.Context, wait time.Duration, call func(tok uintptr, scratch []byte) int) ([]*Message, error) {
+	run := func(tok uintptr) ([]*Message, error) {
+		return s.messagesCall(func(scratch []byte) int { return call(tok, scratch) })
 	}
 	if wait == 0 && (ctx == nil || ctx.Done() == nil) {
-		return call(0) // nothing can end it early: no token
+		return run(0) // nothing can end it early: no token
 	}
 	w, err := beginWait(ctx, &s.waits)
 	if err != nil {
 		return nil, err
 	}
 	defer w.end()
-	msgs, err := call(w.tok)
+	msgs, err := run(w.tok)
 	return msgs, w.result(err)
 }
 

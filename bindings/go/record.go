@@ -123,6 +123,8 @@ func (r *reader) message() *Message {
 	m.DueAt = timeOf(r.i64())
 	m.FailedAt = timeOf(r.i64())
 	m.ParkReason = int(r.u64())
+	m.State = MessageState(r.u64())
+	m.Priority = int32(r.i64())
 	return m
 }
 

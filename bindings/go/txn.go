@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/bitt-dev/bitt/bindings/go/internal/raw"
 )
@@ -60,12 +61,65 @@ func (t *Txn) Sum(key []byte, delta int64) error {
 }
 
 // Enqueue enqueues a message when the commit applies (options Delay,
-// MaxAttempts, Dedup, WithKind).
+// MaxAttempts, Dedup, Priority, WithKind).
 func (t *Txn) Enqueue(topic string, payload []byte, opts ...Option) error {
 	o := collect(opts)
 	return t.call(func(h uintptr) int {
-		return raw.Bittw_txn_enqueue(h, topic, payload, int(o.kind), o.delay, uint(o.maxAttempts), o.dedup)
+		return raw.Bittw_go_txn_enqueue(h, topic, payload, int(o.kind), o.delay, uint(o.maxAttempts), o.dedup,
+			int(o.priority))
 	})
+}
+
+// The queue ops of a commit: each does what its Queue method does (and
+// takes the same arguments, without the context), applied in order with
+// the commit's other ops, so that "save the step's result and ack the
+// delivery" is one commit. A delivery op (QueueAck, QueueNack,
+// QueueSnooze, QueueExtend) needs the current token of a live lease when
+// the commit runs: otherwise Commit fails with ErrToken and writes
+// nothing. QueueCancel and QueueReschedule of a message they do not apply
+// to do nothing (the commit still succeeds). A commit holds at most one of
+// them per message id (a second one is ErrInvalid).
+
+// QueueAck acks the delivery m (ID, Topic, Token) when the commit applies.
+func (t *Txn) QueueAck(m *Message) error {
+	return t.call(func(h uintptr) int { return raw.Bitt_txn_queue_ack(h, m.Topic, m.ID, m.Token) })
+}
+
+// QueueNack gives the delivery m back after a failure, recording errText
+// ("" for none), when the commit applies; option Delay sets the delay
+// before the next try (default: the store's backoff).
+func (t *Txn) QueueNack(m *Message, errText string, opts ...Option) error {
+	o := collect(opts)
+	delay := int64(-1)
+	if o.delaySet {
+		delay = o.delay
+	}
+	return t.call(func(h uintptr) int {
+		return raw.Bitt_txn_queue_nack(h, m.Topic, m.ID, m.Token, optBytes(errText), delay)
+	})
+}
+
+// QueueExtend makes the delivery m's lease end lease from the commit.
+func (t *Txn) QueueExtend(m *Message, lease time.Duration) error {
+	return t.call(func(h uintptr) int { return raw.Bitt_txn_queue_extend(h, m.Topic, m.ID, m.Token, ms(lease)) })
+}
+
+// QueueSnooze gives a delivery back unseen (no attempt used), claimable
+// again delay from the commit (0: at once).
+func (t *Txn) QueueSnooze(topic string, id uint64, token string, delay time.Duration) error {
+	return t.call(func(h uintptr) int { return raw.Bitt_txn_queue_snooze(h, topic, id, token, ms(delay)) })
+}
+
+// QueueCancel cancels message id of topic (pending, delayed or leased)
+// when the commit applies.
+func (t *Txn) QueueCancel(topic string, id uint64) error {
+	return t.call(func(h uintptr) int { return raw.Bitt_txn_queue_cancel(h, topic, id) })
+}
+
+// QueueReschedule makes a pending or delayed message claimable delay from
+// the commit (0: at once).
+func (t *Txn) QueueReschedule(topic string, id uint64, delay time.Duration) error {
+	return t.call(func(h uintptr) int { return raw.Bitt_txn_queue_reschedule(h, topic, id, ms(delay)) })
 }
 
 // Fence makes the commit apply only while owner holds lease name at epoch.

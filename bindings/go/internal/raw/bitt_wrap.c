@@ -459,6 +459,8 @@ static void bittw_rec_message(bittw_rec *r, const bitt_message *m)
     bittw_rec_u64(r, (uint64_t)bitt_message_due_at(m));
     bittw_rec_u64(r, (uint64_t)bitt_message_failed_at(m));
     bittw_rec_u64(r, (uint64_t)bitt_message_park_reason(m));
+    bittw_rec_u64(r, (uint64_t)bitt_message_state(m));
+    bittw_rec_u64(r, (uint64_t)(int64_t)bitt_message_priority(m));
 }
 
 static void bittw_rec_messages(bittw_rec *r, const bitt_messages *ms)
@@ -588,6 +590,66 @@ int64_t bittw_go_error_take(int64_t status, void *dst, size_t dst_len)
     }
     free(rec);
     return code;
+}
+
+/* Enqueue with every option of bitt_enqueue_options (version 2: the
+ * priority). The Go layer calls these rather than the shared helpers of
+ * bitt.i, so that its options are its own. */
+int bittw_go_queue_enqueue(bitt_store *store, const char *topic, const void *payload,
+                           size_t payload_len, int kind, int64_t delay_ms, uint32_t max_attempts,
+                           const void *dedup, size_t dedup_len, int32_t priority, uint64_t *id_out)
+{
+    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    o.delay_ms = delay_ms;
+    o.max_attempts = max_attempts;
+    o.dedup_key = dedup;
+    o.dedup_key_len = dedup_len;
+    o.priority = priority;
+    return bitt_queue_enqueue(store, topic, payload, payload_len, kind, &o, id_out);
+}
+
+int bittw_go_txn_enqueue(bitt_txn *txn, const char *topic, const void *payload,
+                         size_t payload_len, int kind, int64_t delay_ms, uint32_t max_attempts,
+                         const void *dedup, size_t dedup_len, int32_t priority)
+{
+    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    o.delay_ms = delay_ms;
+    o.max_attempts = max_attempts;
+    o.dedup_key = dedup;
+    o.dedup_key_len = dedup_len;
+    o.priority = priority;
+    return bitt_txn_enqueue(txn, topic, payload, payload_len, kind, &o);
+}
+
+/* bitt_queue_dequeue_topics over the names packed in data (each ended by
+ * a NUL; see the %ignore above): every name reaches the core as given, an
+ * empty or repeated one too, for the core to judge. cancel may be 0. */
+int bittw_go_queue_dequeue_topics(bitt_store *store, const void *data, size_t len, uint32_t limit,
+                                  int64_t lease_ms, int64_t wait_ms, bitt_cancel *cancel,
+                                  bitt_messages **out)
+{
+    const char *p = data;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += p[i] == '\0';
+    if (len && p[len - 1] != '\0') {
+        bittw_go_refuse("dequeue: malformed topic list");
+        return BITT_EINVAL;
+    }
+    const char **topics = calloc(n ? n : 1, sizeof *topics);
+    if (!topics)
+        return BITT_ENOMEM;
+    for (size_t i = 0, at = 0; i < n; i++) {
+        topics[i] = p + at;
+        at += strlen(p + at) + 1;
+    }
+    bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
+    o.limit = limit;
+    o.lease_ms = lease_ms;
+    o.wait_ms = wait_ms;
+    int rc = bitt_queue_dequeue_topics(store, topics, n, &o, cancel, out);
+    free(topics);
+    return rc;
 }
 
 /* Independent KV gets and sets of many goroutines, run at once on this
@@ -889,7 +951,7 @@ int bittw_schedule_list(bitt_store *store, bitt_schedule ***list_out, size_t *co
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_f7bdb4071b0f3024(void *_swig_go_0) {
+void _wrap_Swig_free_raw_25d5c52d4fbaff54(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -899,7 +961,7 @@ void _wrap_Swig_free_raw_f7bdb4071b0f3024(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_f7bdb4071b0f3024(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_25d5c52d4fbaff54(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -912,7 +974,7 @@ void *_wrap_Swig_malloc_raw_f7bdb4071b0f3024(intgo _swig_go_0) {
 }
 
 
-void _wrap_bittw_go_rec_take_raw_f7bdb4071b0f3024(long long _swig_go_0, _goslice_ _swig_go_1) {
+void _wrap_bittw_go_rec_take_raw_25d5c52d4fbaff54(long long _swig_go_0, _goslice_ _swig_go_1) {
   uint64_t arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -928,7 +990,7 @@ void _wrap_bittw_go_rec_take_raw_f7bdb4071b0f3024(long long _swig_go_0, _goslice
 }
 
 
-long long _wrap_bittw_go_error_take_raw_f7bdb4071b0f3024(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_bittw_go_error_take_raw_25d5c52d4fbaff54(long long _swig_go_0, _goslice_ _swig_go_1) {
   int64_t arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -947,7 +1009,168 @@ long long _wrap_bittw_go_error_take_raw_f7bdb4071b0f3024(long long _swig_go_0, _
 }
 
 
-intgo _wrap_bittw_go_kv_batch_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_go_queue_enqueue_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7, long long *_swig_go_8) {
+  bitt_store *arg1 = (bitt_store *) 0 ;
+  char *arg2 = (char *) 0 ;
+  void *arg3 = (void *) 0 ;
+  size_t arg4 ;
+  int arg5 ;
+  int64_t arg6 ;
+  uint32_t arg7 ;
+  void *arg8 = (void *) 0 ;
+  size_t arg9 ;
+  int32_t arg10 ;
+  uint64_t *arg11 = (uint64_t *) 0 ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    box1 = (bittw_store *)_swig_go_0;
+    if (!box1 || bittw_enter(box1) != 0) {
+      box1 = NULL;
+      bittw_go_refuse("the store is closed");
+      arg1 = NULL;
+    } else {
+      arg1 = bittw_store_of(box1);
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  {
+    arg3 = _swig_go_2.array ? _swig_go_2.array : (void *)"";
+    arg4 = (size_t)_swig_go_2.len;
+  }
+  arg5 = (int)_swig_go_3; 
+  arg6 = (int64_t)_swig_go_4; 
+  arg7 = (uint32_t)_swig_go_5; 
+  {
+    arg8 = _swig_go_6.array;
+    arg9 = _swig_go_6.array ? (size_t)_swig_go_6.len : 0;
+  }
+  arg10 = (int32_t)_swig_go_7; 
+  arg11 = *(uint64_t **)&_swig_go_8; 
+  
+  result = (int)bittw_go_queue_enqueue(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(void const *)arg8,arg9,arg10,arg11);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bittw_go_txn_enqueue_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7) {
+  bitt_txn *arg1 = (bitt_txn *) 0 ;
+  char *arg2 = (char *) 0 ;
+  void *arg3 = (void *) 0 ;
+  size_t arg4 ;
+  int arg5 ;
+  int64_t arg6 ;
+  uint32_t arg7 ;
+  void *arg8 = (void *) 0 ;
+  size_t arg9 ;
+  int32_t arg10 ;
+  bittw_txn *h1 = NULL ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    h1 = (bittw_txn *)_swig_go_0;
+    arg1 = NULL;
+    if (!h1 || !h1->txn) {
+      bittw_go_refuse("the " "transaction" " is closed");
+    } else if (bittw_enter(bittw_box_of_txn(h1)) != 0) {
+      bittw_go_refuse("the store is closed");
+    } else {
+      box1 = bittw_box_of_txn(h1);
+      arg1 = h1->txn;
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  {
+    arg3 = _swig_go_2.array ? _swig_go_2.array : (void *)"";
+    arg4 = (size_t)_swig_go_2.len;
+  }
+  arg5 = (int)_swig_go_3; 
+  arg6 = (int64_t)_swig_go_4; 
+  arg7 = (uint32_t)_swig_go_5; 
+  {
+    arg8 = _swig_go_6.array;
+    arg9 = _swig_go_6.array ? (size_t)_swig_go_6.len : 0;
+  }
+  arg10 = (int32_t)_swig_go_7; 
+  
+  result = (int)bittw_go_txn_enqueue(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(void const *)arg8,arg9,arg10);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bittw_go_queue_dequeue_topics_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
+  bitt_store *arg1 = (bitt_store *) 0 ;
+  void *arg2 = (void *) 0 ;
+  size_t arg3 ;
+  uint32_t arg4 ;
+  int64_t arg5 ;
+  int64_t arg6 ;
+  bitt_cancel *arg7 = (bitt_cancel *) 0 ;
+  bitt_messages **arg8 = (bitt_messages **) 0 ;
+  bittw_store *box1 = NULL ;
+  bitt_messages *tmp8 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    box1 = (bittw_store *)_swig_go_0;
+    if (!box1 || bittw_enter(box1) != 0) {
+      box1 = NULL;
+      bittw_go_refuse("the store is closed");
+      arg1 = NULL;
+    } else {
+      arg1 = bittw_store_of(box1);
+    }
+  }
+  {
+    arg2 = _swig_go_1.array ? _swig_go_1.array : (void *)"";
+    arg3 = (size_t)_swig_go_1.len;
+  }
+  arg4 = (uint32_t)_swig_go_2; 
+  arg5 = (int64_t)_swig_go_3; 
+  arg6 = (int64_t)_swig_go_4; 
+  arg7 = (bitt_cancel *)_swig_go_5;
+  arg8 = &tmp8;
+  
+  result = (int)bittw_go_queue_dequeue_topics(arg1,(void const *)arg2,arg3,arg4,arg5,arg6,arg7,arg8);
+  _swig_go_result = bittw_go_status(result);
+  {
+    bittw_rec r_;
+    bittw_rec_init(&r_, _swig_go_6);
+    bittw_rec_messages(&r_, *arg8);
+    bittw_rec_end(&r_);
+  }
+  {
+    if (box1) bittw_leave(box1);
+  }
+  bitt_messages_free(*arg8);
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bittw_go_kv_batch_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -983,7 +1206,7 @@ intgo _wrap_bittw_go_kv_batch_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bittw_go_tuple_encode_raw_f7bdb4071b0f3024(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_go_tuple_encode_raw_25d5c52d4fbaff54(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   bittw_rec *arg3 = (bittw_rec *) 0 ;
@@ -1004,7 +1227,7 @@ intgo _wrap_bittw_go_tuple_encode_raw_f7bdb4071b0f3024(_goslice_ _swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_go_tuple_decode_raw_f7bdb4071b0f3024(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_go_tuple_decode_raw_25d5c52d4fbaff54(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   bittw_rec *arg3 = (bittw_rec *) 0 ;
@@ -1025,7 +1248,7 @@ intgo _wrap_bittw_go_tuple_decode_raw_f7bdb4071b0f3024(_goslice_ _swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_open_raw_f7bdb4071b0f3024(_gostring_ _swig_go_0, bittw_store **_swig_go_1) {
+intgo _wrap_bittw_open_raw_25d5c52d4fbaff54(_gostring_ _swig_go_0, bittw_store **_swig_go_1) {
   char *arg1 = (char *) 0 ;
   bittw_store **arg2 = (bittw_store **) 0 ;
   int result;
@@ -1045,7 +1268,7 @@ intgo _wrap_bittw_open_raw_f7bdb4071b0f3024(_gostring_ _swig_go_0, bittw_store *
 }
 
 
-void _wrap_bittw_close_raw_f7bdb4071b0f3024(bittw_store *_swig_go_0) {
+void _wrap_bittw_close_raw_25d5c52d4fbaff54(bittw_store *_swig_go_0) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   
   arg1 = (bittw_store *)_swig_go_0;
@@ -1055,7 +1278,7 @@ void _wrap_bittw_close_raw_f7bdb4071b0f3024(bittw_store *_swig_go_0) {
 }
 
 
-void _wrap_bittw_free_raw_f7bdb4071b0f3024(bittw_store *_swig_go_0) {
+void _wrap_bittw_free_raw_25d5c52d4fbaff54(bittw_store *_swig_go_0) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   
   arg1 = (bittw_store *)_swig_go_0;
@@ -1065,7 +1288,7 @@ void _wrap_bittw_free_raw_f7bdb4071b0f3024(bittw_store *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_txn_begin_raw_f7bdb4071b0f3024(bittw_store *_swig_go_0, bittw_txn **_swig_go_1) {
+intgo _wrap_bitt_txn_begin_raw_25d5c52d4fbaff54(bittw_store *_swig_go_0, bittw_txn **_swig_go_1) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   bittw_txn **arg2 = (bittw_txn **) 0 ;
   bittw_store *box1 = NULL ;
@@ -1097,7 +1320,7 @@ intgo _wrap_bitt_txn_begin_raw_f7bdb4071b0f3024(bittw_store *_swig_go_0, bittw_t
 }
 
 
-void _wrap_bitt_txn_free_raw_f7bdb4071b0f3024(bittw_txn *_swig_go_0) {
+void _wrap_bitt_txn_free_raw_25d5c52d4fbaff54(bittw_txn *_swig_go_0) {
   bittw_txn *arg1 = (bittw_txn *) 0 ;
   
   arg1 = (bittw_txn *)_swig_go_0;
@@ -1107,7 +1330,7 @@ void _wrap_bitt_txn_free_raw_f7bdb4071b0f3024(bittw_txn *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_pubsub_subscribe_raw_f7bdb4071b0f3024(bittw_store *_swig_go_0, _gostring_ _swig_go_1, bittw_sub **_swig_go_2) {
+intgo _wrap_bitt_pubsub_subscribe_raw_25d5c52d4fbaff54(bittw_store *_swig_go_0, _gostring_ _swig_go_1, bittw_sub **_swig_go_2) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bittw_sub **arg3 = (bittw_sub **) 0 ;
@@ -1146,7 +1369,7 @@ intgo _wrap_bitt_pubsub_subscribe_raw_f7bdb4071b0f3024(bittw_store *_swig_go_0, 
 }
 
 
-void _wrap_bitt_pubsub_close_raw_f7bdb4071b0f3024(bittw_sub *_swig_go_0) {
+void _wrap_bitt_pubsub_close_raw_25d5c52d4fbaff54(bittw_sub *_swig_go_0) {
   bittw_sub *arg1 = (bittw_sub *) 0 ;
   
   arg1 = (bittw_sub *)_swig_go_0;
@@ -1156,7 +1379,7 @@ void _wrap_bitt_pubsub_close_raw_f7bdb4071b0f3024(bittw_sub *_swig_go_0) {
 }
 
 
-intgo _wrap_bittw_kv_get_many_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_kv_get_many_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void **arg2 = (void **) 0 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1228,7 +1451,7 @@ intgo _wrap_bittw_kv_get_many_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bittw_kv_list_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, _goslice_ _swig_go_7) {
+intgo _wrap_bittw_kv_list_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, _goslice_ _swig_go_7) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1289,7 +1512,7 @@ intgo _wrap_bittw_kv_list_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_
 }
 
 
-intgo _wrap_bittw_queue_enqueue_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, long long *_swig_go_7) {
+intgo _wrap_bittw_queue_enqueue_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, long long *_swig_go_7) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1342,7 +1565,7 @@ intgo _wrap_bittw_queue_enqueue_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_txn_enqueue_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_txn_enqueue_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1396,7 +1619,7 @@ intgo _wrap_bittw_txn_enqueue_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bittw_queue_dequeue_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, _goslice_ _swig_go_5) {
+intgo _wrap_bittw_queue_dequeue_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, _goslice_ _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -1445,7 +1668,7 @@ intgo _wrap_bittw_queue_dequeue_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_queue_dequeue_cancel_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_queue_dequeue_cancel_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -1496,7 +1719,7 @@ intgo _wrap_bittw_queue_dequeue_cancel_raw_f7bdb4071b0f3024(bitt_store *_swig_go
 }
 
 
-intgo _wrap_bittw_queue_stats_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_queue_stats_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_queue_stats *arg3 = (bitt_queue_stats *) 0 ;
@@ -1546,7 +1769,7 @@ intgo _wrap_bittw_queue_stats_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bittw_schedule_list_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_schedule_list_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bitt_schedule ***arg2 = (bitt_schedule ***) 0 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1586,18 +1809,18 @@ intgo _wrap_bittw_schedule_list_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_BITT_VERSION_NUMBER_raw_f7bdb4071b0f3024() {
+intgo _wrap_BITT_VERSION_NUMBER_raw_25d5c52d4fbaff54() {
   int result;
   intgo _swig_go_result;
   
   
-  result = (int)((0*1000000+5*1000+0));
+  result = (int)((0*1000000+6*1000+0));
   _swig_go_result = bittw_go_status(result);
   return _swig_go_result;
 }
 
 
-_gostring_ _wrap_bitt_version_raw_f7bdb4071b0f3024() {
+_gostring_ _wrap_bitt_version_raw_25d5c52d4fbaff54() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1608,7 +1831,7 @@ _gostring_ _wrap_bitt_version_raw_f7bdb4071b0f3024() {
 }
 
 
-intgo _wrap_bitt_version_number_raw_f7bdb4071b0f3024() {
+intgo _wrap_bitt_version_number_raw_25d5c52d4fbaff54() {
   int result;
   intgo _swig_go_result;
   
@@ -1619,7 +1842,7 @@ intgo _wrap_bitt_version_number_raw_f7bdb4071b0f3024() {
 }
 
 
-_gostring_ _wrap_bitt_strerror_raw_f7bdb4071b0f3024(intgo _swig_go_0) {
+_gostring_ _wrap_bitt_strerror_raw_25d5c52d4fbaff54(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1632,7 +1855,7 @@ _gostring_ _wrap_bitt_strerror_raw_f7bdb4071b0f3024(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_bitt_error_last_raw_f7bdb4071b0f3024() {
+_gostring_ _wrap_bitt_error_last_raw_25d5c52d4fbaff54() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1643,7 +1866,7 @@ _gostring_ _wrap_bitt_error_last_raw_f7bdb4071b0f3024() {
 }
 
 
-intgo _wrap_bitt_error_last_code_raw_f7bdb4071b0f3024() {
+intgo _wrap_bitt_error_last_code_raw_25d5c52d4fbaff54() {
   int result;
   intgo _swig_go_result;
   
@@ -1654,13 +1877,13 @@ intgo _wrap_bitt_error_last_code_raw_f7bdb4071b0f3024() {
 }
 
 
-void _wrap_bitt_error_clear_raw_f7bdb4071b0f3024() {
+void _wrap_bitt_error_clear_raw_25d5c52d4fbaff54() {
   bitt_error_clear();
   
 }
 
 
-intgo _wrap_bitt_store_migrate_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0) {
+intgo _wrap_bitt_store_migrate_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   int result;
@@ -1686,7 +1909,7 @@ intgo _wrap_bitt_store_migrate_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_bitt_store_backend_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0) {
+_gostring_ _wrap_bitt_store_backend_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   char *result = 0 ;
@@ -1715,7 +1938,7 @@ _gostring_ _wrap_bitt_store_backend_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0)
 }
 
 
-intgo _wrap_bitt_clock_set_manual_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_bitt_clock_set_manual_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, long long _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t arg2 ;
   bittw_store *box1 = NULL ;
@@ -1743,7 +1966,7 @@ intgo _wrap_bitt_clock_set_manual_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_clock_advance_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_bitt_clock_advance_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, long long _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t arg2 ;
   bittw_store *box1 = NULL ;
@@ -1771,7 +1994,7 @@ intgo _wrap_bitt_clock_advance_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, long
 }
 
 
-intgo _wrap_bitt_clock_use_system_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0) {
+intgo _wrap_bitt_clock_use_system_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   int result;
@@ -1797,7 +2020,7 @@ intgo _wrap_bitt_clock_use_system_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_clock_now_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_clock_now_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, long long *_swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   bittw_store *box1 = NULL ;
@@ -1825,7 +2048,7 @@ intgo _wrap_bitt_clock_now_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, long lon
 }
 
 
-intgo _wrap_BITT_VALUE_SIZE_MAX_raw_f7bdb4071b0f3024() {
+intgo _wrap_BITT_VALUE_SIZE_MAX_raw_25d5c52d4fbaff54() {
   int result;
   intgo _swig_go_result;
   
@@ -1836,7 +2059,7 @@ intgo _wrap_BITT_VALUE_SIZE_MAX_raw_f7bdb4071b0f3024() {
 }
 
 
-intgo _wrap_bitt_kv_get_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_kv_get_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1878,7 +2101,7 @@ intgo _wrap_bitt_kv_get_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_set_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_set_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1922,7 +2145,7 @@ intgo _wrap_bitt_kv_set_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_delete_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bitt_kv_delete_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1954,7 +2177,7 @@ intgo _wrap_bitt_kv_delete_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice
 }
 
 
-intgo _wrap_bitt_kv_add_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_add_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1998,7 +2221,7 @@ intgo _wrap_bitt_kv_add_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_take_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_kv_take_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2040,7 +2263,7 @@ intgo _wrap_bitt_kv_take_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ 
 }
 
 
-intgo _wrap_bitt_kv_increment_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_increment_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2080,7 +2303,7 @@ intgo _wrap_bitt_kv_increment_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bitt_kv_purge_expired_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_kv_purge_expired_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, long long *_swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   uint64_t *arg2 = (uint64_t *) 0 ;
   bittw_store *box1 = NULL ;
@@ -2108,7 +2331,7 @@ intgo _wrap_bitt_kv_purge_expired_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_txn_check_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_check_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2145,7 +2368,7 @@ intgo _wrap_bitt_txn_check_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _goslice_ 
 }
 
 
-intgo _wrap_bitt_txn_set_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_txn_set_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2190,7 +2413,7 @@ intgo _wrap_bitt_txn_set_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _goslice_ _s
 }
 
 
-intgo _wrap_bitt_txn_delete_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bitt_txn_delete_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2225,7 +2448,7 @@ intgo _wrap_bitt_txn_delete_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _goslice_
 }
 
 
-intgo _wrap_bitt_txn_sum_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_sum_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2262,7 +2485,7 @@ intgo _wrap_bitt_txn_sum_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _goslice_ _s
 }
 
 
-intgo _wrap_bitt_txn_commit_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_txn_commit_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, long long *_swig_go_1) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   uint64_t *arg2 = (uint64_t *) 0 ;
   bittw_txn *h1 = NULL ;
@@ -2293,7 +2516,7 @@ intgo _wrap_bitt_txn_commit_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, long long
 }
 
 
-intgo _wrap_bitt_cancel_new_raw_f7bdb4071b0f3024(bitt_cancel **_swig_go_0) {
+intgo _wrap_bitt_cancel_new_raw_25d5c52d4fbaff54(bitt_cancel **_swig_go_0) {
   bitt_cancel **arg1 = (bitt_cancel **) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2306,7 +2529,7 @@ intgo _wrap_bitt_cancel_new_raw_f7bdb4071b0f3024(bitt_cancel **_swig_go_0) {
 }
 
 
-void _wrap_bitt_cancel_fire_raw_f7bdb4071b0f3024(bitt_cancel *_swig_go_0) {
+void _wrap_bitt_cancel_fire_raw_25d5c52d4fbaff54(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   
   arg1 = (bitt_cancel *)_swig_go_0;
@@ -2316,7 +2539,7 @@ void _wrap_bitt_cancel_fire_raw_f7bdb4071b0f3024(bitt_cancel *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_cancel_fired_raw_f7bdb4071b0f3024(bitt_cancel *_swig_go_0) {
+intgo _wrap_bitt_cancel_fired_raw_25d5c52d4fbaff54(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2329,7 +2552,7 @@ intgo _wrap_bitt_cancel_fired_raw_f7bdb4071b0f3024(bitt_cancel *_swig_go_0) {
 }
 
 
-void _wrap_bitt_cancel_reset_raw_f7bdb4071b0f3024(bitt_cancel *_swig_go_0) {
+void _wrap_bitt_cancel_reset_raw_25d5c52d4fbaff54(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   
   arg1 = (bitt_cancel *)_swig_go_0;
@@ -2339,7 +2562,7 @@ void _wrap_bitt_cancel_reset_raw_f7bdb4071b0f3024(bitt_cancel *_swig_go_0) {
 }
 
 
-void _wrap_bitt_cancel_free_raw_f7bdb4071b0f3024(bitt_cancel *_swig_go_0) {
+void _wrap_bitt_cancel_free_raw_25d5c52d4fbaff54(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   
   arg1 = (bitt_cancel *)_swig_go_0;
@@ -2349,7 +2572,7 @@ void _wrap_bitt_cancel_free_raw_f7bdb4071b0f3024(bitt_cancel *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_queue_ack_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_bitt_queue_ack_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2391,7 +2614,7 @@ intgo _wrap_bitt_queue_ack_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_queue_ack_many_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_queue_ack_many_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -2465,7 +2688,7 @@ intgo _wrap_bitt_queue_ack_many_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_queue_nack_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_queue_nack_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2512,7 +2735,7 @@ intgo _wrap_bitt_queue_nack_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bitt_queue_extend_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_queue_extend_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2556,7 +2779,7 @@ intgo _wrap_bitt_queue_extend_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_snooze_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_queue_snooze_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2600,7 +2823,124 @@ intgo _wrap_bitt_queue_snooze_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_dead_list_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_queue_get_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
+  bitt_store *arg1 = (bitt_store *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t arg3 ;
+  bitt_message **arg4 = (bitt_message **) 0 ;
+  bittw_store *box1 = NULL ;
+  bitt_message *tmp4 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    box1 = (bittw_store *)_swig_go_0;
+    if (!box1 || bittw_enter(box1) != 0) {
+      box1 = NULL;
+      bittw_go_refuse("the store is closed");
+      arg1 = NULL;
+    } else {
+      arg1 = bittw_store_of(box1);
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint64_t)_swig_go_2; 
+  arg4 = &tmp4;
+  
+  result = (int)bitt_queue_get(arg1,(char const *)arg2,arg3,arg4);
+  _swig_go_result = bittw_go_status(result);
+  {
+    bittw_rec r_;
+    bittw_rec_init(&r_, _swig_go_3);
+    bittw_rec_message(&r_, *arg4);
+    bittw_rec_end(&r_);
+  }
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  bitt_message_free(*arg4);
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_queue_cancel_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
+  bitt_store *arg1 = (bitt_store *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t arg3 ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    box1 = (bittw_store *)_swig_go_0;
+    if (!box1 || bittw_enter(box1) != 0) {
+      box1 = NULL;
+      bittw_go_refuse("the store is closed");
+      arg1 = NULL;
+    } else {
+      arg1 = bittw_store_of(box1);
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint64_t)_swig_go_2; 
+  
+  result = (int)bitt_queue_cancel(arg1,(char const *)arg2,arg3);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_queue_reschedule_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+  bitt_store *arg1 = (bitt_store *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t arg3 ;
+  int64_t arg4 ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    box1 = (bittw_store *)_swig_go_0;
+    if (!box1 || bittw_enter(box1) != 0) {
+      box1 = NULL;
+      bittw_go_refuse("the store is closed");
+      arg1 = NULL;
+    } else {
+      arg1 = bittw_store_of(box1);
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  
+  result = (int)bitt_queue_reschedule(arg1,(char const *)arg2,arg3,arg4);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_queue_dead_list_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2647,7 +2987,7 @@ intgo _wrap_bitt_queue_dead_list_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_queue_dead_retry_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_queue_dead_retry_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2684,7 +3024,7 @@ intgo _wrap_bitt_queue_dead_retry_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _
 }
 
 
-intgo _wrap_bitt_queue_dead_delete_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_queue_dead_delete_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2721,7 +3061,274 @@ intgo _wrap_bitt_queue_dead_delete_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, 
 }
 
 
-intgo _wrap_bitt_lease_acquire_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_txn_queue_ack_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
+  bitt_txn *arg1 = (bitt_txn *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t arg3 ;
+  char *arg4 = (char *) 0 ;
+  bittw_txn *h1 = NULL ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    h1 = (bittw_txn *)_swig_go_0;
+    arg1 = NULL;
+    if (!h1 || !h1->txn) {
+      bittw_go_refuse("the " "transaction" " is closed");
+    } else if (bittw_enter(bittw_box_of_txn(h1)) != 0) {
+      bittw_go_refuse("the store is closed");
+    } else {
+      box1 = bittw_box_of_txn(h1);
+      arg1 = h1->txn;
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint64_t)_swig_go_2; 
+  
+  arg4 = (char *)malloc(_swig_go_3.n + 1);
+  memcpy(arg4, _swig_go_3.p, _swig_go_3.n);
+  arg4[_swig_go_3.n] = '\0';
+  
+  
+  result = (int)bitt_txn_queue_ack(arg1,(char const *)arg2,arg3,(char const *)arg4);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  free(arg4); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_txn_queue_nack_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
+  bitt_txn *arg1 = (bitt_txn *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t arg3 ;
+  char *arg4 = (char *) 0 ;
+  char *arg5 = (char *) 0 ;
+  int64_t arg6 ;
+  bittw_txn *h1 = NULL ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    h1 = (bittw_txn *)_swig_go_0;
+    arg1 = NULL;
+    if (!h1 || !h1->txn) {
+      bittw_go_refuse("the " "transaction" " is closed");
+    } else if (bittw_enter(bittw_box_of_txn(h1)) != 0) {
+      bittw_go_refuse("the store is closed");
+    } else {
+      box1 = bittw_box_of_txn(h1);
+      arg1 = h1->txn;
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint64_t)_swig_go_2; 
+  
+  arg4 = (char *)malloc(_swig_go_3.n + 1);
+  memcpy(arg4, _swig_go_3.p, _swig_go_3.n);
+  arg4[_swig_go_3.n] = '\0';
+  
+  arg5 = bittw_go_opt_cstr(_swig_go_4);
+  arg6 = (int64_t)_swig_go_5; 
+  
+  result = (int)bitt_txn_queue_nack(arg1,(char const *)arg2,arg3,(char const *)arg4,(char const *)arg5,arg6);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  free(arg4); 
+  free(arg5);
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_txn_queue_snooze_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+  bitt_txn *arg1 = (bitt_txn *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t arg3 ;
+  char *arg4 = (char *) 0 ;
+  int64_t arg5 ;
+  bittw_txn *h1 = NULL ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    h1 = (bittw_txn *)_swig_go_0;
+    arg1 = NULL;
+    if (!h1 || !h1->txn) {
+      bittw_go_refuse("the " "transaction" " is closed");
+    } else if (bittw_enter(bittw_box_of_txn(h1)) != 0) {
+      bittw_go_refuse("the store is closed");
+    } else {
+      box1 = bittw_box_of_txn(h1);
+      arg1 = h1->txn;
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint64_t)_swig_go_2; 
+  
+  arg4 = (char *)malloc(_swig_go_3.n + 1);
+  memcpy(arg4, _swig_go_3.p, _swig_go_3.n);
+  arg4[_swig_go_3.n] = '\0';
+  
+  arg5 = (int64_t)_swig_go_4; 
+  
+  result = (int)bitt_txn_queue_snooze(arg1,(char const *)arg2,arg3,(char const *)arg4,arg5);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  free(arg4); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_txn_queue_extend_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+  bitt_txn *arg1 = (bitt_txn *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t arg3 ;
+  char *arg4 = (char *) 0 ;
+  int64_t arg5 ;
+  bittw_txn *h1 = NULL ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    h1 = (bittw_txn *)_swig_go_0;
+    arg1 = NULL;
+    if (!h1 || !h1->txn) {
+      bittw_go_refuse("the " "transaction" " is closed");
+    } else if (bittw_enter(bittw_box_of_txn(h1)) != 0) {
+      bittw_go_refuse("the store is closed");
+    } else {
+      box1 = bittw_box_of_txn(h1);
+      arg1 = h1->txn;
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint64_t)_swig_go_2; 
+  
+  arg4 = (char *)malloc(_swig_go_3.n + 1);
+  memcpy(arg4, _swig_go_3.p, _swig_go_3.n);
+  arg4[_swig_go_3.n] = '\0';
+  
+  arg5 = (int64_t)_swig_go_4; 
+  
+  result = (int)bitt_txn_queue_extend(arg1,(char const *)arg2,arg3,(char const *)arg4,arg5);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  free(arg4); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_txn_queue_cancel_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
+  bitt_txn *arg1 = (bitt_txn *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t arg3 ;
+  bittw_txn *h1 = NULL ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    h1 = (bittw_txn *)_swig_go_0;
+    arg1 = NULL;
+    if (!h1 || !h1->txn) {
+      bittw_go_refuse("the " "transaction" " is closed");
+    } else if (bittw_enter(bittw_box_of_txn(h1)) != 0) {
+      bittw_go_refuse("the store is closed");
+    } else {
+      box1 = bittw_box_of_txn(h1);
+      arg1 = h1->txn;
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint64_t)_swig_go_2; 
+  
+  result = (int)bitt_txn_queue_cancel(arg1,(char const *)arg2,arg3);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_txn_queue_reschedule_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+  bitt_txn *arg1 = (bitt_txn *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t arg3 ;
+  int64_t arg4 ;
+  bittw_txn *h1 = NULL ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    h1 = (bittw_txn *)_swig_go_0;
+    arg1 = NULL;
+    if (!h1 || !h1->txn) {
+      bittw_go_refuse("the " "transaction" " is closed");
+    } else if (bittw_enter(bittw_box_of_txn(h1)) != 0) {
+      bittw_go_refuse("the store is closed");
+    } else {
+      box1 = bittw_box_of_txn(h1);
+      arg1 = h1->txn;
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint64_t)_swig_go_2; 
+  arg4 = (int64_t)_swig_go_3; 
+  
+  result = (int)bitt_txn_queue_reschedule(arg1,(char const *)arg2,arg3,arg4);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_lease_acquire_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2767,7 +3374,7 @@ intgo _wrap_bitt_lease_acquire_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_lease_renew_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_lease_renew_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2813,7 +3420,7 @@ intgo _wrap_bitt_lease_renew_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_lease_release_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_lease_release_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2855,7 +3462,7 @@ intgo _wrap_bitt_lease_release_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_lease_get_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+intgo _wrap_bitt_lease_get_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_buf *arg3 = (bitt_buf *) 0 ;
@@ -2904,7 +3511,7 @@ intgo _wrap_bitt_lease_get_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_txn_fence_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_txn_fence_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2949,7 +3556,7 @@ intgo _wrap_bitt_txn_fence_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _gostring_
 }
 
 
-intgo _wrap_bitt_txn_outbox_append_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_bitt_txn_outbox_append_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -2993,7 +3600,7 @@ intgo _wrap_bitt_txn_outbox_append_raw_f7bdb4071b0f3024(bitt_txn *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_outbox_append_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long *_swig_go_4) {
+intgo _wrap_bitt_outbox_append_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long *_swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -3036,7 +3643,7 @@ intgo _wrap_bitt_outbox_append_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_outbox_pending_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_outbox_pending_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -3081,7 +3688,7 @@ intgo _wrap_bitt_outbox_pending_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_outbox_ack_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_ack_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3122,7 +3729,7 @@ intgo _wrap_bitt_outbox_ack_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bitt_outbox_fail_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_outbox_fail_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3162,7 +3769,7 @@ intgo _wrap_bitt_outbox_fail_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_outbox_park_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_outbox_park_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3202,7 +3809,7 @@ intgo _wrap_bitt_outbox_park_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_outbox_parked_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_outbox_parked_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int arg3 ;
@@ -3249,7 +3856,7 @@ intgo _wrap_bitt_outbox_parked_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_outbox_retry_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_retry_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3290,7 +3897,7 @@ intgo _wrap_bitt_outbox_retry_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_outbox_discard_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_discard_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3331,7 +3938,7 @@ intgo _wrap_bitt_outbox_discard_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_outbox_counts_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_counts_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3368,7 +3975,7 @@ intgo _wrap_bitt_outbox_counts_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_pubsub_publish_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_pubsub_publish_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -3407,7 +4014,7 @@ intgo _wrap_bitt_pubsub_publish_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_pubsub_next_raw_f7bdb4071b0f3024(bitt_sub *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_pubsub_next_raw_25d5c52d4fbaff54(bitt_sub *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   bitt_sub *arg1 = (bitt_sub *) 0 ;
   int64_t arg2 ;
   bitt_message **arg3 = (bitt_message **) 0 ;
@@ -3448,7 +4055,7 @@ intgo _wrap_bitt_pubsub_next_raw_f7bdb4071b0f3024(bitt_sub *_swig_go_0, long lon
 }
 
 
-intgo _wrap_bitt_pubsub_next_cancel_raw_f7bdb4071b0f3024(bitt_sub *_swig_go_0, long long _swig_go_1, bitt_cancel *_swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_pubsub_next_cancel_raw_25d5c52d4fbaff54(bitt_sub *_swig_go_0, long long _swig_go_1, bitt_cancel *_swig_go_2, _goslice_ _swig_go_3) {
   bitt_sub *arg1 = (bitt_sub *) 0 ;
   int64_t arg2 ;
   bitt_cancel *arg3 = (bitt_cancel *) 0 ;
@@ -3491,7 +4098,7 @@ intgo _wrap_bitt_pubsub_next_cancel_raw_f7bdb4071b0f3024(bitt_sub *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_budget_take_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long *_swig_go_6) {
+intgo _wrap_bitt_budget_take_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long *_swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -3534,7 +4141,7 @@ intgo _wrap_bitt_budget_take_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_schedule_upsert_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_schedule_upsert_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, long long _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -3579,7 +4186,7 @@ intgo _wrap_bitt_schedule_upsert_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_schedule_claim_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_schedule_claim_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_schedule **arg3 = (bitt_schedule **) 0 ;
@@ -3618,7 +4225,7 @@ intgo _wrap_bitt_schedule_claim_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_schedule_get_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_schedule_get_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_schedule **arg3 = (bitt_schedule **) 0 ;
@@ -3661,7 +4268,7 @@ intgo _wrap_bitt_schedule_get_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_schedule_delete_raw_f7bdb4071b0f3024(bitt_store *_swig_go_0, _gostring_ _swig_go_1) {
+intgo _wrap_bitt_schedule_delete_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bittw_store *box1 = NULL ;
