@@ -206,19 +206,20 @@ static PyObject *bittw_entry_tuple(const bitt_entry *e)
 }
 
 /* (id, topic, payload, kind, token, attempts, max_attempts, last_error,
- *  created_at, due_at, failed_at, park_reason) */
+ *  created_at, due_at, failed_at, park_reason, state, priority) */
 static PyObject *bittw_message_tuple(const bitt_message *m)
 {
     size_t pl = 0;
     const uint8_t *p = bitt_message_payload(m, &pl);
-    return Py_BuildValue("(KNNiNIINLLLi)", (unsigned long long)bitt_message_id(m),
+    return Py_BuildValue("(KNNiNIINLLLiii)", (unsigned long long)bitt_message_id(m),
                          bittw_str_or_none(bitt_message_topic(m)), bittw_bytes(p, pl),
                          bitt_message_kind(m), bittw_str_or_none(bitt_message_token(m)),
                          (unsigned int)bitt_message_attempts(m),
                          (unsigned int)bitt_message_max_attempts(m),
                          bittw_str_or_none(bitt_message_last_error(m)),
                          (long long)bitt_message_created_at(m), (long long)bitt_message_due_at(m),
-                         (long long)bitt_message_failed_at(m), bitt_message_park_reason(m));
+                         (long long)bitt_message_failed_at(m), bitt_message_park_reason(m),
+                         bitt_message_state(m), (int)bitt_message_priority(m));
 }
 
 static PyObject *bittw_messages_list(const bitt_messages *ms)
@@ -455,7 +456,7 @@ BITTW_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
 }
 %typemap(freearg) bitt_schedule **out "bitt_schedule_free(*$1);";
 
-/* A message out (pubsub next). */
+/* A message out (pubsub next, queue get): a tuple or None. */
 %typemap(in, numinputs=0) bitt_message **out (bitt_message *tmp = NULL) "$1 = &tmp;";
 %typemap(argout) bitt_message **out {
   if (*$1) {
@@ -571,6 +572,42 @@ BITTW_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
   $1 = (uint32_t)v_;
 }
 
+/* int32 (a priority): the same, with the int32 range. */
+%typemap(in) int32_t {
+  if (!PyLong_Check($input)) {
+    PyErr_Format(PyExc_TypeError, "$1_name: %.100s is not an int", Py_TYPE($input)->tp_name);
+    SWIG_fail;
+  }
+  long long v_ = PyLong_AsLongLong($input);
+  if (PyErr_Occurred() || v_ < INT32_MIN || v_ > INT32_MAX) { bittw_raise_range($input, "$1_name", "int32"); SWIG_fail; }
+  $1 = (int32_t)v_;
+}
+
+/* The topics of a dequeue over several: a sequence of names (str or bytes),
+ * passed as given (the core refuses an empty, repeating or bad list). */
+%typemap(in) (const char *const *topics, size_t topic_count)
+    (const char **names_ = NULL, PyObject **keeps_ = NULL, Py_ssize_t n_ = 0) {
+  PyObject *seq_ = PySequence_Fast($input, "topics must be a sequence of names");
+  if (!seq_) SWIG_fail;
+  Py_ssize_t len_ = PySequence_Fast_GET_SIZE(seq_);
+  names_ = calloc((size_t)len_ + 1, sizeof *names_);
+  keeps_ = calloc((size_t)len_ + 1, sizeof *keeps_);
+  if (!names_ || !keeps_) { Py_DECREF(seq_); PyErr_NoMemory(); SWIG_fail; }
+  for (Py_ssize_t i_ = 0; i_ < len_; i_++) {
+    n_ = i_ + 1;
+    if (bittw_get_cstr(PySequence_Fast_GET_ITEM(seq_, i_), &names_[i_], &keeps_[i_], 0, "topics") != 0) {
+      Py_DECREF(seq_);
+      SWIG_fail;
+    }
+  }
+  Py_DECREF(seq_);
+  $1 = ($1_ltype)names_; $2 = (size_t)len_;
+}
+%typemap(freearg) (const char *const *topics, size_t topic_count) {
+  for (Py_ssize_t i_ = 0; keeps_$argnum && i_ < n_$argnum; i_++) Py_XDECREF(keeps_$argnum[i_]);
+  free(names_$argnum); free(keeps_$argnum);
+}
+
 /* Cancel tokens: opaque pointers, owned by bitt.CancelToken. */
 %typemap(in, numinputs=0) bitt_cancel **out (bitt_cancel *tmp = NULL) "$1 = &tmp;";
 %typemap(argout) bitt_cancel **out {
@@ -625,9 +662,12 @@ BITTW_STORE_CALL(bittw_kv_get_many) BITTW_STORE_CALL(bittw_kv_list)
 BITTW_STORE_CALL(bittw_queue_enqueue) BITTW_STORE_CALL(bittw_queue_stats)
 BITTW_STORE_CALL(bittw_schedule_list)
 BITTW_STORE_CALL(bitt_queue_snooze)
+BITTW_STORE_CALL(bittw_queue_enqueue2) BITTW_STORE_CALL(bitt_queue_get)
+BITTW_STORE_CALL(bitt_queue_cancel) BITTW_STORE_CALL(bitt_queue_reschedule)
 /* The waits: always released when they may wait. */
 BITTW_RELEASE_IF(bittw_queue_dequeue, arg5 > 0 || box1->release)
 BITTW_RELEASE_IF(bittw_queue_dequeue_cancel, arg5 > 0 || box1->release)
+BITTW_RELEASE_IF(bittw_queue_dequeue_topics, arg6 > 0 || box1->release)
 BITTW_RELEASE_IF(bitt_pubsub_next, arg2 > 0 || box1->release)
 BITTW_RELEASE_IF(bitt_pubsub_next_cancel, arg2 > 0 || box1->release)
 /* Opening (connects, migrates) and closing (waits for calls in flight,
@@ -1284,6 +1324,48 @@ int bittw_txn_enqueue(bitt_txn *txn, const char *topic, const void *payload, siz
     return bitt_txn_enqueue(txn, topic, payload, payload_len, kind, &o);
 }
 
+/* bitt_enqueue_options version 2: the enqueues above with a priority (those
+ * keep their signatures for the layers that call them). */
+int bittw_queue_enqueue2(bitt_store *store, const char *topic, const void *payload,
+                         size_t payload_len, int kind, int64_t delay_ms, uint32_t max_attempts,
+                         const void *dedup, size_t dedup_len, int32_t priority, uint64_t *id_out)
+{
+    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    o.delay_ms = delay_ms;
+    o.max_attempts = max_attempts;
+    o.dedup_key = dedup;
+    o.dedup_key_len = dedup_len;
+    o.priority = priority;
+    return bitt_queue_enqueue(store, topic, payload, payload_len, kind, &o, id_out);
+}
+
+int bittw_txn_enqueue2(bitt_txn *txn, const char *topic, const void *payload, size_t payload_len,
+                       int kind, int64_t delay_ms, uint32_t max_attempts, const void *dedup,
+                       size_t dedup_len, int32_t priority)
+{
+    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    o.delay_ms = delay_ms;
+    o.max_attempts = max_attempts;
+    o.dedup_key = dedup;
+    o.dedup_key_len = dedup_len;
+    o.priority = priority;
+    return bitt_txn_enqueue(txn, topic, payload, payload_len, kind, &o);
+}
+
+/* One dequeue over several topics (bitt_queue_dequeue_topics); cancel may
+ * be NULL. The list goes to the core as given: it refuses an empty,
+ * repeating or too long one. */
+int bittw_queue_dequeue_topics(bitt_store *store, const char *const *topics, size_t topic_count,
+                               uint32_t limit, int64_t lease_ms, int64_t wait_ms,
+                               bitt_cancel *cancel, bitt_messages **out)
+{
+    bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
+    o.limit = limit;
+    o.lease_ms = lease_ms;
+    o.wait_ms = wait_ms;
+    return bitt_queue_dequeue_topics(store, topics, topic_count, &o, cancel, out);
+}
+
 int bittw_queue_dequeue(bitt_store *store, const char *topic, uint32_t limit, int64_t lease_ms,
                         int64_t wait_ms, bitt_messages **out)
 {
@@ -1342,6 +1424,7 @@ int bittw_schedule_list(bitt_store *store, bitt_schedule ***list_out, size_t *co
 %ignore bitt_txn_enqueue;
 %ignore bitt_queue_dequeue;
 %ignore bitt_queue_dequeue_cancel;
+%ignore bitt_queue_dequeue_topics;
 %ignore bitt_queue_stats;
 %ignore bitt_queue_stats_get;
 %ignore bitt_schedule_list;

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import bitt
 import contract_public as pub
+import contract_queue as cq
 from bitt import raw
 
 CONTRACT_DIR = Path(__file__).resolve().parents[1] / "contract"
@@ -251,8 +252,8 @@ ARGS = {
     "txn": ["actions", "recommit"], "clock.set": ["now"], "clock.advance": ["ms"],
     "clock.now": [], "tuple.encode": ["tuple"], "tuple.decode": ["key"],
     "tuple.order": ["tuples"], "parallel": ["threads", "repeat", "step", "expect_counts"], "store.open": ["options"],
-    "queue.enqueue": ["topic", "payload", "kind", "delay", "max_attempts", "dedup"],
-    "queue.dequeue": ["topic", "limit", "lease", "wait", "cancel"],
+    "queue.enqueue": ["topic", "payload", "kind", "delay", "max_attempts", "dedup", "priority"],
+    "queue.dequeue": ["topic", "topics", "limit", "lease", "wait", "cancel"],
     "queue.snooze": ["topic", "id", "token", "delay"],
     "queue.ack": ["topic", "id", "token"], "queue.ack_many": ["topic", "items"],
     "queue.nack": ["topic", "id", "token", "error", "delay"],
@@ -272,6 +273,7 @@ ARGS = {
     "schedule.upsert": ["key", "interval", "payload", "kind", "first_run_at"],
     "schedule.claim": ["prefix"], "schedule.get": ["key"], "schedule.list": [],
     "schedule.delete": ["key"],
+    **cq.ARGS,
 }
 
 
@@ -322,6 +324,9 @@ def refused_status(a):
 
 def txn_action(run, txn, a):
     op = a["op"]
+    r = cq.txn_action(run, txn, a)
+    if r is not None:
+        return r
     if op == "check":
         check_members(a, ["op", "key", "version", "refused"], "check")
         return run.call(raw.bitt_txn_check, txn, bstr(a["key"]), num(run.var(a["version"])))
@@ -336,10 +341,11 @@ def txn_action(run, txn, a):
         check_members(a, ["op", "key", "delta", "refused"], "sum")
         return run.call(raw.bitt_txn_sum, txn, bstr(a["key"]), num(a["delta"]))
     if op == "enqueue":
-        check_members(a, ["op", "topic", "payload", "kind", "delay", "max_attempts", "dedup", "refused"], "enqueue")
-        return run.call(raw.bittw_txn_enqueue, txn, name(a["topic"]), bstr(a.get("payload", "")),
+        check_members(a, ["op", "topic", "payload", "kind", "delay", "max_attempts", "dedup",
+                          "priority", "refused"], "enqueue")
+        return run.call(raw.bittw_txn_enqueue2, txn, name(a["topic"]), bstr(a.get("payload", "")),
                         kind(a.get("kind")), num(a.get("delay", 0)), num(a.get("max_attempts", 0)),
-                        opt_bstr(a.get("dedup")))
+                        opt_bstr(a.get("dedup")), cq.priority(a.get("priority")))
     if op == "fence":
         check_members(a, ["op", "name", "owner", "epoch", "refused"], "fence")
         return run.call(raw.bitt_txn_fence, txn, name(a["name"]), name(a["owner"]),
@@ -351,16 +357,21 @@ def txn_action(run, txn, a):
     raise Broken(f"unknown txn action {op}")
 
 
-def msg_list(run, step, lst, limit, topic, dequeue=False, max_cap=None):
+def msg_list(run, step, lst, limit, topic, dequeue=False, max_cap=None, state=0):
+    """Checks a message list: topic is the step's topic, or its list of
+    topics; state the BITT_MSG_* state every message must have."""
     cap = (limit or 1) if dequeue else (limit or 100)
     if len(lst) > cap:
         raise Mismatch(f"{len(lst)} messages, over the limit {cap}")
     ids, toks = set(), set()
+    topics = topic if isinstance(topic, list) else [topic]
     for m in lst:
         if m is None:
             raise Mismatch("a NULL message in a list")
-        if m[1].encode("utf-8", "surrogateescape") != topic:
+        if m[1].encode("utf-8", "surrogateescape") not in topics:
             raise Mismatch(f"message topic {m[1]!r} is not the step's")
+        if m[12] != state:
+            raise Mismatch(f"message {m[0]} has the state {m[12]}, not {state}")
         if dequeue:
             tok = m[4]
             if not tok or tok in toks or tok in run.tokens_seen:
@@ -480,22 +491,20 @@ def exec_step(run, s):
     # ---- modules
     if op == "queue.enqueue":
         topic = name(s["topic"])
-        st, r = run.call(raw.bittw_queue_enqueue, run.box, topic, bstr(g("payload", "")),
+        st, r = run.call(raw.bittw_queue_enqueue2, run.box, topic, bstr(g("payload", "")),
                          kind(g("kind")), num(g("delay", 0)), num(g("max_attempts", 0)),
-                         opt_bstr(g("dedup")))
+                         opt_bstr(g("dedup")), cq.priority(g("priority")))
         if st in (0, 2) and r[0] == 0:
             raise Mismatch("enqueue gave id 0")
         return st, {"id": r[0] if st in (0, 2) else None}
     if op == "queue.dequeue":
-        topic = name(s["topic"])
         limit = num(g("limit", 0))
-        if "cancel" in s:  # the binding's own cancellation, through the public API
-            st, r = run.call(lambda *a: (0, pub.dequeue(*a)), run.store, topic, limit,
-                             num(g("lease", 0)), num(g("wait", 0)), pub.cancel_of(s))
-        else:
-            st, r = run.call(raw.bittw_queue_dequeue, run.box, topic, limit, num(g("lease", 0)),
-                             num(g("wait", 0)))
-        return st, {"messages": msg_list(run, s, r[0], limit, topic, True) if st == 0 else None}
+        # a fired cancel goes through the binding's own cancellation (public API)
+        st, r = cq.dequeue(run, s, limit)
+        return st, {"messages": msg_list(run, s, r[0], limit, cq.topics(s), True, state=3)
+                    if st == 0 else None}
+    if op in cq.ARGS:
+        return cq.exec_step(run, s)
     if op == "queue.snooze":
         return run.call(raw.bitt_queue_snooze, run.box, name(s["topic"]), run.idnum(s["id"]),
                         run.var(s["token"]), num(g("delay", 0)))[0], {}
@@ -521,7 +530,7 @@ def exec_step(run, s):
         topic, after, limit = name(s["topic"]), run.idnum(g("after", 0)), num(g("limit", 0))
         st, r = run.call(raw.bitt_queue_dead_list, run.box, topic, after, limit)
         if st == 0:
-            lst = msg_list(run, s, r[0], limit, topic)
+            lst = msg_list(run, s, r[0], limit, topic, state=4)
             ids = [m[0] for m in lst]
             if any(i <= after for i in ids) or ids != sorted(set(ids)):
                 raise Mismatch(f"dead list ids not increasing above after: {ids}")
@@ -669,7 +678,7 @@ def sched_fields(run, exp, t, what):
 
 
 MSG_FIELDS = ["id", "topic", "payload", "kind", "attempts", "max_attempts", "last_error",
-              "created_at", "due_at", "failed_at", "park_reason", "token"]
+              "created_at", "due_at", "failed_at", "park_reason", "token", "state", "priority"]
 
 
 def check_messages(run, exp, msgs):
@@ -682,27 +691,32 @@ def check_messages(run, exp, msgs):
     if "messages" in exp:
         eq("messages count", len(msgs), len(exp["messages"]))
         for i, (m, e) in enumerate(zip(msgs, exp["messages"])):
-            check_members(e, MSG_FIELDS, f"message {i}")
-            w = f"message {i}"
-            if "id" in e:
-                eq(w + " id", m[0], run.idnum(e["id"]))
-            if "topic" in e:
-                eq(w + " topic", m[1].encode("utf-8", "surrogateescape"), bstr(e["topic"]))
-            if "payload" in e:
-                eq(w + " payload", m[2], bstr(e["payload"]))
-            if "kind" in e:
-                eq(w + " kind", m[3], kind(e["kind"]))
-            if "token" in e:
-                eq(w + " token", m[4], None if e["token"] is None else run.var(e["token"]))
-            for j, f in ((5, "attempts"), (6, "max_attempts"), (8, "created_at"), (9, "due_at"),
-                         (10, "failed_at")):
-                if f in e:
-                    eq(w + " " + f, m[j], num(e[f]))
-            if "last_error" in e:
-                eq(w + " last_error", m[7], e["last_error"])
-            if "park_reason" in e:
-                pr = e["park_reason"]
-                eq(w + " park_reason", m[11], REASONS[pr] if isinstance(pr, str) else num(pr))
+            check_message(run, e, m, f"message {i}")
+
+
+def check_message(run, e, m, w):
+    """One message tuple against an expected message object."""
+    check_members(e, MSG_FIELDS, w)
+    if "id" in e:
+        eq(w + " id", m[0], run.idnum(e["id"]))
+    if "topic" in e:
+        eq(w + " topic", m[1].encode("utf-8", "surrogateescape"), bstr(e["topic"]))
+    if "payload" in e:
+        eq(w + " payload", m[2], bstr(e["payload"]))
+    if "kind" in e:
+        eq(w + " kind", m[3], kind(e["kind"]))
+    if "token" in e:
+        eq(w + " token", m[4], None if e["token"] is None else run.var(e["token"]))
+    for j, f in ((5, "attempts"), (6, "max_attempts"), (8, "created_at"), (9, "due_at"),
+                 (10, "failed_at")):
+        if f in e:
+            eq(w + " " + f, m[j], num(e[f]))
+    if "last_error" in e:
+        eq(w + " last_error", m[7], e["last_error"])
+    if "park_reason" in e:
+        pr = e["park_reason"]
+        eq(w + " park_reason", m[11], REASONS[pr] if isinstance(pr, str) else num(pr))
+    cq.check_fields(e, m, w)
 
 
 def check_expect(run, op, exp, st, res, what="expect"):
@@ -767,6 +781,9 @@ def check_expect(run, op, exp, st, res, what="expect"):
     if op in ("queue.dequeue", "queue.dead_list", "outbox.pending", "outbox.parked"):
         check_members(exp, ["status", "count", "ids", "payloads", "messages"], op)
         check_messages(run, exp, res["messages"])
+        return
+    if op == "queue.get":
+        cq.check_get(run, exp, st, res)
         return
     if op in ("schedule.claim", "schedule.get"):
         if st == 0:

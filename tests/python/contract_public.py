@@ -31,10 +31,14 @@ def ms_of(t):
     return 0 if t is None else (t - EPOCH) // MS
 
 
+STATE_CODES = {None: 0, "pending": 1, "delayed": 2, "leased": 3, "dead": 4}
+
+
 def msg_tuple(m: bitt.Message) -> tuple:
     """A public Message as the raw layer's tuple (times in ms)."""
     return (m.id, m.topic, m.payload, m.kind, m.token, m.attempts, m.max_attempts, m.last_error,
-            ms_of(m.created_at), ms_of(m.due_at), ms_of(m.failed_at), m.park_reason)
+            ms_of(m.created_at), ms_of(m.due_at), ms_of(m.failed_at), m.park_reason,
+            STATE_CODES[m.state], m.priority)
 
 
 def fired() -> bitt.CancelToken:
@@ -61,9 +65,11 @@ def roundtrip(store: bitt.Store, key: bytes) -> int:
     return 0
 
 
-def dequeue(store: bitt.Store, topic: bytes, limit: int, lease: int, wait: int,
+def dequeue(store: bitt.Store, topic: bytes | list, limit: int, lease: int, wait: int,
             cancel: bitt.CancelToken | None) -> list:
-    msgs = store.queue.dequeue(topic, limit=limit, lease=duration(lease, "lease"),
+    """A dequeue of one topic (bytes) or of several (a list)."""
+    kw = {"topics": topic} if isinstance(topic, list) else {"topic": topic}
+    msgs = store.queue.dequeue(**kw, limit=limit, lease=duration(lease, "lease"),
                                wait=duration(wait, "wait"), cancel=cancel)
     return [msg_tuple(m) for m in msgs]
 

@@ -21,8 +21,8 @@ from ._errors import (BackendError, BusyError, Cancelled, ConflictError, CursorE
 from ._kv import KV, Atomic
 from ._modules import Budgets, Clock, Data, Leases, Outbox, PubSub, Schedules, Subscription
 from ._queue import Consumer, Delivery, Queue
-from ._types import (PARK_INVALID, PARK_POISON, Entry, Lease, Message, Name, OutboxCounts, Page,
-                     QueueStats, Schedule)
+from ._types import (PARK_INVALID, PARK_POISON, Entry, Lease, Message, MessageState, Name,
+                     OutboxCounts, Page, QueueStats, Schedule)
 from ._units import Duration
 from ._values import (JSON, KIND_BYTES, KIND_COUNTER, KIND_JSON, JSONIn, JSONInt, Key, Stored,
                       TuplePart, Value, decode_tuple, decode_value, encode_key, encode_value)
@@ -37,7 +37,7 @@ __all__ = [
     "Subscription", "Budgets", "Schedules", "Clock", "CancelToken",
     "Entry", "Page", "Message", "Lease", "Schedule", "QueueStats", "OutboxCounts", "JSONInt",
     "Key", "TuplePart", "Value", "JSONIn", "JSON", "Stored", "Name", "Data", "Duration",
-    "Delivery",
+    "Delivery", "MessageState",
     "Error", "InvalidArgument", "OutOfMemory", "TooLarge", "NotACounter", "Overflow",
     "ConflictError", "BackendError", "BusyError", "SchemaError", "URLError", "CursorError",
     "UsageError", "Unsupported", "StaleToken", "LeaseLostError", "Cancelled", "make_error",

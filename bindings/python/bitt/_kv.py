@@ -5,8 +5,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Type
 
 from . import raw as _raw
-from ._types import Entry, Name, Page, entry_of
-from ._units import Duration, opt_ms
+from ._queue import priority_of
+from ._types import Entry, Message, Name, Page, entry_of
+from ._units import Duration, ms, opt_ms
 from ._values import Key, Value, encode_key, encode_value, opt_key
 
 if TYPE_CHECKING:
@@ -128,11 +129,53 @@ class Atomic:
         return self
 
     def enqueue(self, topic: Name, payload: Value, *, delay: Optional[Duration] = None,
-                max_attempts: int = 0, dedup: Optional[Key] = None) -> Atomic:
+                max_attempts: int = 0, dedup: Optional[Key] = None, priority: int = 0) -> Atomic:
         """Enqueues with the commit (a live ``dedup`` key makes it a no-op)."""
         data, kind = encode_value(payload)
-        _raw.bittw_txn_enqueue(self._txn, topic, data, kind, opt_ms(delay, "delay"),
-                               max_attempts, opt_key(dedup))
+        _raw.bittw_txn_enqueue2(self._txn, topic, data, kind, opt_ms(delay, "delay"),
+                                max_attempts, opt_key(dedup), priority_of(priority))
+        return self
+
+    # The queue ops of store.queue, applied with the commit. A delivery op
+    # (ack, nack, snooze, extend) needs its lease live and its token current
+    # when the commit runs, else the commit fails (StaleToken) and writes
+    # nothing; cancel and reschedule of a message they do not apply to do
+    # nothing. At most one of these per message id in a commit.
+
+    def queue_ack(self, msg: Message) -> Atomic:
+        """Finishes the delivery ``msg`` with the commit."""
+        _raw.bitt_txn_queue_ack(self._txn, msg.topic, msg.id, msg.token)
+        return self
+
+    def queue_nack(self, msg: Message, error: Optional[str] = None, *,
+                   delay: Optional[Duration] = None) -> Atomic:
+        """Gives ``msg`` back with the commit, recording ``error``: retried
+        after ``delay`` (None: the backoff), dead-lettered on its last attempt."""
+        _raw.bitt_txn_queue_nack(self._txn, msg.topic, msg.id, msg.token, error,
+                                 opt_ms(delay, "delay", -1))
+        return self
+
+    def queue_snooze(self, topic: Name, id: int, token: str, delay: Duration = 0) -> Atomic:
+        """Gives a delivery back unseen with the commit (no attempt used),
+        claimable after ``delay``."""
+        _raw.bitt_txn_queue_snooze(self._txn, topic, id, token, ms(delay, "delay"))
+        return self
+
+    def queue_extend(self, msg: Message, lease: Duration) -> Atomic:
+        """The delivery's lease ends ``lease`` from the commit."""
+        _raw.bitt_txn_queue_extend(self._txn, msg.topic, msg.id, msg.token, ms(lease, "lease"))
+        return self
+
+    def queue_cancel(self, topic: Name, id: int) -> Atomic:
+        """Cancels message ``id`` with the commit (nothing when it is not
+        pending, delayed or leased)."""
+        _raw.bitt_txn_queue_cancel(self._txn, topic, id)
+        return self
+
+    def queue_reschedule(self, topic: Name, id: int, delay: Duration = 0) -> Atomic:
+        """Makes message ``id`` claimable ``delay`` after the commit (nothing
+        when it is not pending or delayed)."""
+        _raw.bitt_txn_queue_reschedule(self._txn, topic, id, ms(delay, "delay"))
         return self
 
     def fence(self, name: Name, owner: Name, epoch: int) -> Atomic:

@@ -1,16 +1,18 @@
-"""store.queue: enqueue, dequeue under a lease, ack/nack/extend/snooze, dead
+"""store.queue: enqueue, dequeue under a lease (one topic or several),
+ack/nack/extend/snooze, messages by id (get, cancel, reschedule), dead
 letters, and the consume iterator."""
 from __future__ import annotations
 
 import threading
 from collections import deque
 from types import TracebackType
-from typing import TYPE_CHECKING, Deque, Iterable, List, Optional, Tuple, Type, Union
+from typing import (TYPE_CHECKING, Deque, Iterable, List, Optional, Sequence, Tuple, Type, Union,
+                    overload)
 
 from . import raw as _raw
 from ._cancel import CancelToken, check, either
 from ._errors import Cancelled, Error, bad_type
-from ._types import Message, Name, QueueStats, messages_of
+from ._types import Message, Name, QueueStats, message_of, messages_of
 from ._units import Duration, ms, opt_ms, opt_time_of
 from ._values import Key, Value, encode_value, opt_key
 
@@ -34,26 +36,64 @@ class Queue:
         self._s = store
 
     def enqueue(self, topic: Name, payload: Value, *, delay: Optional[Duration] = None,
-                max_attempts: int = 0, dedup: Optional[Key] = None) -> int:
+                max_attempts: int = 0, dedup: Optional[Key] = None, priority: int = 0) -> int:
         """Enqueues ``payload``, claimable after ``delay``, dead-lettered after
-        ``max_attempts`` deliveries (0: 3): the new id, or the id of the live
+        ``max_attempts`` deliveries (0: 3), claimed before every message of a
+        lower ``priority`` (an int32): the new id, or the id of the live
         message that holds ``dedup``."""
         data, kind = encode_value(payload)
-        return _raw.bittw_queue_enqueue(self._s._box, topic, data, kind, opt_ms(delay, "delay"),
-                                        max_attempts, opt_key(dedup))[1]
+        return _raw.bittw_queue_enqueue2(self._s._box, topic, data, kind, opt_ms(delay, "delay"),
+                                         max_attempts, opt_key(dedup), priority_of(priority))[1]
 
+    @overload
     def dequeue(self, topic: Name, *, limit: int = 1, lease: Optional[Duration] = None,
-                wait: Duration = 0, cancel: Optional[CancelToken] = None) -> List[Message]:
-        """Leases up to ``limit`` messages for ``lease`` (None: the store's
-        ``queue_lease``), waiting up to ``wait`` for a first one. ``cancel``
-        ends the wait (``bitt.Cancelled``, nothing leased)."""
+                wait: Duration = 0, cancel: Optional[CancelToken] = None) -> List[Message]: ...
+
+    @overload
+    def dequeue(self, *, topics: Sequence[Name], limit: int = 1,
+                lease: Optional[Duration] = None, wait: Duration = 0,
+                cancel: Optional[CancelToken] = None) -> List[Message]: ...
+
+    def dequeue(self, topic: Optional[Name] = None, *, topics: Optional[Sequence[Name]] = None,
+                limit: int = 1, lease: Optional[Duration] = None, wait: Duration = 0,
+                cancel: Optional[CancelToken] = None) -> List[Message]:
+        """Leases up to ``limit`` messages of ``topic`` (or of any of
+        ``topics``, 1 to 64 distinct names: each message names its own) for
+        ``lease`` (None: the store's ``queue_lease``), waiting up to ``wait``
+        for a first one; a higher priority first, then what has been
+        claimable longest. ``cancel`` ends the wait (``bitt.Cancelled``,
+        nothing leased)."""
+        names = topics_of(topic, topics)
         lease_ms, wait_ms = opt_ms(lease, "lease"), ms(wait, "wait")
-        if cancel is None:
+        if names is not None or topic is None:  # (topics_of refused no topic at all)
+            r = _raw.bittw_queue_dequeue_topics(self._s._box, names or [], limit, lease_ms,
+                                                wait_ms, check(cancel))
+        elif cancel is None:
             r = _raw.bittw_queue_dequeue(self._s._box, topic, limit, lease_ms, wait_ms)
         else:
             r = _raw.bittw_queue_dequeue_cancel(self._s._box, topic, limit, lease_ms, wait_ms,
                                                 check(cancel))
         return messages_of(r[1])
+
+    def get(self, topic: Name, id: int) -> Optional[Message]:
+        """Message ``id`` of ``topic`` as it is now (its ``state``, attempts,
+        ``due_at``, last error, priority; never a token), or None when the
+        topic holds no such message (acked, cancelled, deleted, never there)."""
+        t = _raw.bitt_queue_get(self._s._box, topic, id)[1]
+        return None if t is None else message_of(t)
+
+    def cancel(self, topic: Name, id: int) -> bool:
+        """Deletes a pending, delayed or leased message (its dedup key is free
+        again; its delivery's ack, nack, extend or snooze are StaleToken):
+        whether it was there (a dead letter is not: ``dead_delete`` it)."""
+        return _raw.bitt_queue_cancel(self._s._box, topic, id) == 0
+
+    def reschedule(self, topic: Name, id: int, delay: Duration = 0) -> bool:
+        """Makes a pending or delayed message claimable ``delay`` from now (0:
+        at once, waking a waiting dequeue), its attempts and error kept:
+        whether it applied (not to a live lease: its consumer nacks or
+        snoozes it)."""
+        return _raw.bitt_queue_reschedule(self._s._box, topic, id, ms(delay, "delay")) == 0
 
     def consume(self, topic: Name, *, prefetch: int = 1, lease: Optional[Duration] = None,
                 cancel: Optional[CancelToken] = None) -> Consumer:
@@ -108,6 +148,26 @@ class Queue:
         """The counts of ``topic``."""
         p, d, pr, dead, oldest = _raw.bittw_queue_stats(self._s._box, topic)[1]
         return QueueStats(p, d, pr, dead, opt_time_of(oldest))
+
+
+def priority_of(p: int) -> int:
+    """A priority: an int (the extension checks the int32 range)."""
+    if not isinstance(p, int) or isinstance(p, bool):
+        raise bad_type("priority", p, "an int")
+    return p
+
+
+def topics_of(topic: Optional[Name], topics: Optional[Sequence[Name]]) -> Optional[List[Name]]:
+    """A dequeue's ``topics`` as a list (None when it names one ``topic``)."""
+    if topics is None:
+        if topic is None:
+            raise TypeError("dequeue: a topic or topics= is needed")
+        return None
+    if topic is not None:
+        raise TypeError("dequeue: give a topic or topics=, not both")
+    if isinstance(topics, (str, bytes, bytearray, memoryview)):
+        raise bad_type("topics", topics, "a sequence of names")
+    return list(topics)
 
 
 class Consumer:

@@ -3,7 +3,7 @@ immutable, and they print their fields)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, List, Literal, NamedTuple, Optional, Tuple, Union
 
 from ._units import opt_time_of, seconds_of, time_of
 from ._values import KIND_BYTES, Stored, decode_value
@@ -42,6 +42,19 @@ class Page(NamedTuple):
     cursor: Optional[str]
 
 
+MessageState = Literal["pending", "delayed", "leased", "dead"]
+"""Where a queue message is (bitt.h BITT_MSG_*): claimable now (also a lease
+that ran out), claimable from ``due_at``, under a live lease until
+``due_at``, or a dead letter since ``failed_at``."""
+
+_STATES: Tuple[Optional[MessageState], ...] = (None, "pending", "delayed", "leased", "dead")
+
+
+def state_of(code: int) -> Optional[MessageState]:
+    """The state name of a BITT_MSG_* code (None for 0: not a queue message)."""
+    return _STATES[code] if 0 <= code < len(_STATES) else None
+
+
 class Message(NamedTuple):
     """A queue delivery, a dead letter, an outbox event or a published message.
 
@@ -49,7 +62,13 @@ class Message(NamedTuple):
     UTC datetimes: ``due_at`` is the end of a delivery's lease (an outbox
     event's next attempt time, None when none), ``failed_at`` when a dead
     letter died or an event was parked (else None). ``park_reason`` is
-    ``bitt.PARK_POISON`` or ``bitt.PARK_INVALID`` for parked events, else 0."""
+    ``bitt.PARK_POISON`` or ``bitt.PARK_INVALID`` for parked events, else 0.
+    ``state`` is where a queue message is (``"leased"`` for a delivery,
+    ``"dead"`` for a dead letter, as it is for ``queue.get``; None for outbox
+    events and published messages) and ``priority`` its priority (higher is
+    claimed first; 0 elsewhere). For ``queue.get``, ``due_at`` is when a
+    pending or delayed message is claimable (from), or a leased one's lease
+    ends."""
 
     id: int
     topic: str
@@ -63,6 +82,8 @@ class Message(NamedTuple):
     due_at: Optional[datetime]
     failed_at: Optional[datetime]
     park_reason: int
+    state: Optional[MessageState] = None
+    priority: int = 0
 
     @property
     def value(self) -> Stored:
@@ -71,13 +92,13 @@ class Message(NamedTuple):
 
 
 MessageTuple = Tuple[int, str, bytes, int, Optional[str], int, int, Optional[str], int, int, int,
-                     int]
+                     int, int, int]
 
 
 def message_of(t: MessageTuple) -> Message:
     """A Message from the extension's tuple (times in ms)."""
     return Message(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], opt_time_of(t[8]),
-                   opt_time_of(t[9]), opt_time_of(t[10]), t[11])
+                   opt_time_of(t[9]), opt_time_of(t[10]), t[11], state_of(t[12]), t[13])
 
 
 def messages_of(lst: List[Any]) -> List[Message]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import deque
 from datetime import datetime
 from types import TracebackType
-from typing import AsyncIterator, Deque, Iterable, List, Optional, Sequence, Type
+from typing import AsyncIterator, Deque, Iterable, List, Optional, Sequence, Type, overload
 
 import bitt as _bitt
 
@@ -31,7 +31,7 @@ from ._cancel import CancelToken
 from ._errors import UsageError
 from ._modules import ITER_SLICE_MS, Data
 from ._queue import Consumer as _SyncConsumer
-from ._queue import Delivery
+from ._queue import Delivery, topics_of
 from ._types import Entry, Lease, Message, Name, OutboxCounts, Page, QueueStats, Schedule
 from ._units import Duration
 from ._values import Key, Value
@@ -169,18 +169,48 @@ class Queue:
         self._t = q
 
     async def enqueue(self, topic: Name, payload: Value, *, delay: Optional[Duration] = None,
-                      max_attempts: int = 0, dedup: Optional[Key] = None) -> int:
+                      max_attempts: int = 0, dedup: Optional[Key] = None,
+                      priority: int = 0) -> int:
         """Enqueues ``payload``: the new id (or the live one holding ``dedup``)."""
         return await call(lambda: self._t.enqueue(topic, payload, delay=delay,
-                                                  max_attempts=max_attempts, dedup=dedup))
+                                                  max_attempts=max_attempts, dedup=dedup,
+                                                  priority=priority))
 
+    @overload
     async def dequeue(self, topic: Name, *, limit: int = 1, lease: Optional[Duration] = None,
-                      wait: Duration = 0) -> List[Message]:
-        """Leases up to ``limit`` messages, waiting up to ``wait`` for a first
-        one; cancelled, it leases nothing."""
+                      wait: Duration = 0) -> List[Message]: ...
+
+    @overload
+    async def dequeue(self, *, topics: Sequence[Name], limit: int = 1,
+                      lease: Optional[Duration] = None, wait: Duration = 0) -> List[Message]: ...
+
+    async def dequeue(self, topic: Optional[Name] = None, *,
+                      topics: Optional[Sequence[Name]] = None, limit: int = 1,
+                      lease: Optional[Duration] = None, wait: Duration = 0) -> List[Message]:
+        """Leases up to ``limit`` messages of ``topic`` (or of ``topics``),
+        waiting up to ``wait`` for a first one; cancelled, it leases nothing."""
+        names = topics_of(topic, topics)
+
         def run(tok: CancelToken) -> List[Message]:
+            if names is not None:
+                return self._t.dequeue(topics=names, limit=limit, lease=lease, wait=wait,
+                                       cancel=tok)
+            assert topic is not None
             return self._t.dequeue(topic, limit=limit, lease=lease, wait=wait, cancel=tok)
         return await _wait(run, self._give_back)
+
+    async def get(self, topic: Name, id: int) -> Optional[Message]:
+        """Message ``id`` of ``topic`` as it is now, or None."""
+        return await call(self._t.get, topic, id)
+
+    async def cancel(self, topic: Name, id: int) -> bool:
+        """Deletes a pending, delayed or leased message: whether it was there."""
+        return await call(self._t.cancel, topic, id)
+
+    async def reschedule(self, topic: Name, id: int, delay: Duration = 0) -> bool:
+        """Makes a pending or delayed message claimable ``delay`` from now:
+        whether it applied."""
+        return await call(self._t.reschedule, topic, id, delay)
 
     def _give_back(self, msgs: List[Message]) -> None:
         for m in msgs:

@@ -13,7 +13,8 @@ import bitt.aio
 from bitt import (JSON, KIND_BYTES, KIND_COUNTER, KIND_JSON, PARK_INVALID, PARK_POISON, Atomic,
                   BackendError, Budgets, BusyError, CancelToken, Cancelled, Clock, ConflictError,
                   Consumer, CursorError, Data, Delivery, Duration, Entry, Error, InvalidArgument,
-                  JSONIn, JSONInt, Key, KV, Lease, LeaseLostError, Leases, Message, Name,
+                  JSONIn, JSONInt, Key, KV, Lease, LeaseLostError, Leases, Message,
+                  MessageState, Name,
                   NotACounter, Outbox, OutboxCounts, OutOfMemory, Overflow, Page, PubSub, Queue,
                   QueueStats, Schedule, Schedules, SchemaError, StaleToken, Store, Stored,
                   Subscription, TooLarge, TuplePart, Unsupported, URLError, UsageError, Value)
@@ -133,6 +134,35 @@ def queue(store: Store) -> None:
         pass
 
 
+def queue_control(store: Store) -> None:
+    q: Queue = store.queue
+    low = q.enqueue("runs", b"low")
+    high = q.enqueue("steps", b"high", priority=5)
+    later = q.enqueue("runs", b"later", delay=60)
+    got = q.get("runs", later)
+    assert_type(got, Optional[Message])
+    state: Optional[MessageState] = got.state if got else None
+    assert state == "delayed" and got is not None and got.due_at == T0 + timedelta(seconds=60)
+    assert q.reschedule("runs", later, 0) and q.get("runs", later) is not None
+    assert q.cancel("runs", later) and q.get("runs", later) is None
+    assert not q.cancel("runs", later) and not q.reschedule("runs", later)
+    a, b = q.dequeue(topics=["runs", "steps"], limit=2)
+    assert (a.id, a.topic, a.priority, a.state) == (high, "steps", 5, "leased")
+    assert (b.id, b.topic) == (low, "runs")
+    with store.atomic() as tx:
+        tx.set("result", 42).queue_ack(a).queue_snooze(b.topic, b.id, b.token or "", 1)
+    assert q.get("steps", high) is None
+    step = q.enqueue("steps", b"s", max_attempts=3)
+    (c,) = q.dequeue("steps")
+    store.atomic().queue_extend(c, 30).commit()
+    store.atomic().queue_nack(c, "boom", delay=None).commit()
+    assert (m := q.get("steps", step)) is not None and m.last_error == "boom"
+    tx2 = store.atomic().queue_reschedule("steps", step, 0).queue_cancel("runs", low)
+    tx2.enqueue("steps", b"t", priority=-1)
+    tx2.commit()
+    assert q.get("runs", low) is None
+
+
 def modules(store: Store) -> None:
     leases: Leases = store.lease
     held: Optional[Lease] = leases.acquire("lock", "worker-1", ttl=10)
@@ -237,6 +267,10 @@ async def aio(url: str) -> None:
         (m3,) = await q.dequeue("jobs")
         await q.ack(m3)
         assert await q.dead_delete("jobs") == 0
+        pid = await q.enqueue("jobs", b"p", priority=2, delay=5)
+        assert (await q.get("jobs", pid)) is not None and await q.reschedule("jobs", pid, 0)
+        (m4,) = await q.dequeue(topics=["jobs", "other"])
+        assert m4.priority == 2 and await q.cancel("jobs", pid)
         leases: bitt.aio.Leases = store.lease
         lease = await leases.acquire("L", "me", 5)
         assert lease is not None and await leases.get("L") is not None
@@ -283,6 +317,9 @@ def main() -> None:
     with bitt.open("memory:") as store:
         store.clock.set_manual(T0)
         queue(store)
+    with bitt.open("memory:") as store:
+        store.clock.set_manual(T0)
+        queue_control(store)
     with bitt.open("memory:") as store:
         store.clock.set_manual(T0)
         modules(store)
