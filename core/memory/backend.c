@@ -116,4 +116,7 @@ const bitt_backend_ops bitt__memory_backend = {
 
     .queue_ack_many = bitt__mem_queue_ack_many,
     .queue_snooze = bitt__mem_queue_snooze,
+
+    .queue_claim_topics = bitt__mem_queue_claim_topics,
+    .queue_get = bitt__mem_queue_get,
 };

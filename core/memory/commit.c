@@ -2,16 +2,16 @@
  * core/memory/commit.c: atomic commits on the memory backend.
  *
  * A commit runs in four passes so that it is all or nothing:
- *   1. every check and lease fence, in op order, against the committed
- *      state;
+ *   1. every check, lease fence and queue op's judgement (queue_byid.c),
+ *      in op order, against the committed state;
  *   2. a plan: the mutations in order, on a staging entry per distinct key
  *      (itself a small ordered map), so each op sees the ones before it and
  *      sums are computed; nothing in the store is touched;
  *   3. every allocation the result needs (the new rows, room in the
  *      hash index, and the messages and outbox events the commit adds,
  *      planned by queue_commit.c and outbox_commit.c);
- *   4. linking the new rows, messages and events in and freeing the
- *      replaced rows, which cannot fail.
+ *   4. the queue ops' changes, linking the new rows, messages and events
+ *      in and freeing the replaced rows, which cannot fail.
  * A failure in passes 1-3 frees what the commit allocated and leaves the
  * store exactly as it was.
  */
@@ -45,10 +45,16 @@ static int op_is_mutation(int type)
 }
 
 /* Pass 1. */
-static int run_checks(bitt_backend *be, bitt_commit *c)
+static int run_checks(bitt_backend *be, bitt_commit *c, bitt_mem_qop_plan *qops)
 {
     for (size_t i = 0; i < c->count; i++) {
         const bitt_op *op = &c->ops[i];
+        if (bitt__op_is_queue_by_id(op)) {
+            int rc = bitt__mem_qop_check(be, qops, c, i);
+            if (rc)
+                return rc;
+            continue;
+        }
         if (op->type == BITT_OP_FENCE) {
             int rc = bitt__mem_lease_fence(be, op, c->time.now);
             if (rc) {
@@ -194,7 +200,7 @@ static void discard(bitt_commit *c, size_t planned, stage *stages, size_t used)
 
 int bitt__mem_commit(bitt_backend *be, bitt_commit *c)
 {
-    size_t mutations = 0, enqueues = 0, appends = 0;
+    size_t mutations = 0, enqueues = 0, appends = 0, queue_ops = 0;
     for (size_t i = 0; i < c->count; i++) {
         int type = c->ops[i].type;
         if (op_is_mutation(type))
@@ -203,21 +209,29 @@ int bitt__mem_commit(bitt_backend *be, bitt_commit *c)
             enqueues++;
         else if (type == BITT_OP_OUTBOX_APPEND)
             appends++;
+        else if (bitt__op_is_queue_by_id(&c->ops[i]))
+            queue_ops++;
         else if (type != BITT_OP_CHECK && type != BITT_OP_FENCE)
             return bitt__fail(BITT_EUNSUPPORTED,
                               "the memory backend does not support commit op type %d", type);
     }
 
-    int rc = run_checks(be, c);
-    if (rc)
-        return rc;
-
+    bitt_mem_qop_plan *qops = NULL;
+    int rc = queue_ops ? bitt__mem_qop_plan_new(queue_ops, &qops) : BITT_OK;
+    if (!rc)
+        rc = run_checks(be, c, qops);
     stage local[LOCAL_STAGES];
     stage *stages = local;
-    if (mutations > LOCAL_STAGES) {
+    if (!rc && mutations > LOCAL_STAGES) {
         stages = bitt__malloc(mutations * sizeof *stages);
         if (!stages)
-            return bitt__fail(BITT_ENOMEM, "out of memory planning a commit of %zu ops", c->count);
+            rc = bitt__fail(BITT_ENOMEM, "out of memory planning a commit of %zu ops", c->count);
+    }
+    if (rc) {
+        bitt__mem_qop_discard(qops, c);
+        if (stages != local)
+            free(stages);
+        return rc;
     }
 
     const uint64_t version = be->last_version + 1;
@@ -237,8 +251,10 @@ int bitt__mem_commit(bitt_backend *be, bitt_commit *c)
         rc = allocate_rows(be, stages, used);
     bitt_mem_enqueue_plan *queued = NULL;
     bitt_mem_outbox_plan *appended = NULL;
+    if (!rc && queue_ops)
+        rc = bitt__mem_qop_prepare(qops, c);
     if (!rc && enqueues)
-        rc = bitt__mem_enqueue_plan_prepare(be, c, enqueues, &queued);
+        rc = bitt__mem_enqueue_plan_prepare(be, c, enqueues, qops, &queued);
     if (!rc && appends)
         rc = bitt__mem_outbox_plan_prepare(be, c, appends, &appended);
 
@@ -248,9 +264,14 @@ int bitt__mem_commit(bitt_backend *be, bitt_commit *c)
             bitt__mem_enqueue_plan_discard(c, queued);
         if (appends)
             bitt__mem_outbox_plan_discard(c, appended);
+        bitt__mem_qop_discard(qops, c);
     } else {
         apply(be, stages, used);
+        /* Before the enqueues, which may take a dedup key an ack or cancel
+         * frees; the emptied topics go after them. */
+        bitt__mem_qop_apply(be, qops, c);
         bitt__mem_enqueue_plan_apply(be, queued);
+        bitt__mem_qop_finish(be, qops, c);
         bitt__mem_outbox_plan_apply(be, appended);
         be->last_version = version;
         c->version = version;

@@ -26,12 +26,14 @@ typedef struct bitt_mem_row {
 /* ---- queue messages (queue_store.c) --------------------------------------- */
 
 enum { BITT_MEM_PENDING = 0, BITT_MEM_PROCESSING = 1, BITT_MEM_DEAD = 2 };
+#define BITT_MEM_OKEY_LEN 20
 
 /* A topic: its messages in three ordered maps and a dedup map. Every
  * message is in exactly one of ready, final and dead. */
 typedef struct bitt_mem_topic {
     bitt_omap_node node; /* in be->queue.topics, key = name */
-    bitt_omap ready;     /* pending, and processing with attempts left, by (due_at, id) */
+    bitt_omap ready;     /* pending, and processing with attempts left, by
+                            (priority descending, due_at, id): claim order */
     bitt_omap final;     /* processing on the last attempt, by (due_at, id) */
     bitt_omap dead;      /* dead messages by id */
     bitt_omap dedup;     /* live messages holding a dedup key, by that key */
@@ -55,11 +57,15 @@ typedef struct bitt_mem_msg {
     uint32_t payload_len;
     uint32_t dedup_len;
     int32_t kind;
+    int32_t priority;               /* higher is claimed first */
     uint8_t state;                  /* BITT_MEM_PENDING / PROCESSING / DEAD */
     uint8_t has_dedup;              /* enqueued with a dedup key */
     uint8_t in_dedup;               /* its dedup node is linked in topic->dedup */
     char token[BITT_TOKEN_LEN + 1]; /* processing: the ack token */
-    uint8_t okey[16];               /* due_at (order-preserving) then id, big-endian */
+    /* The order keys, big-endian and order-preserving: the priority
+     * (inverted, so higher sorts first), due_at, id. ready uses all 20
+     * bytes, final the last 16 (due_at, id), dead the last 8 (id). */
+    uint8_t okey[BITT_MEM_OKEY_LEN];
 } bitt_mem_msg;
 
 /* The bytes after the struct (sizeof is a multiple of the alignment). */
@@ -170,6 +176,24 @@ static inline void bitt__mem_put_i64(uint8_t *p, int64_t v)
     bitt__mem_put_u64(p, (uint64_t)v ^ (UINT64_C(1) << 63));
 }
 
+static inline void bitt__mem_put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static inline uint32_t bitt__mem_get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* A priority's band in the ready map: higher priorities give lower bands,
+ * so they sort first (INT32_MAX is band 0, INT32_MIN band UINT32_MAX). */
+static inline uint32_t bitt__mem_priority_band(int32_t priority)
+{
+    return ~((uint32_t)priority ^ UINT32_C(0x80000000));
+}
+
 /* A malloc'd copy of s in *out (NULL for NULL); BITT_ENOMEM with a message. */
 int bitt__mem_strdup(const char *s, char **out);
 
@@ -247,7 +271,7 @@ void bitt__mem_topic_release(bitt_backend *be, bitt_mem_topic *topic);
 /* A new pending message due at due_at, not linked; NULL with BITT_ENOMEM. */
 bitt_mem_msg *bitt__mem_msg_new(uint64_t id, const uint8_t *payload, size_t len, int kind,
                                 const uint8_t *dedup, size_t dedup_len, uint32_t max_attempts,
-                                int64_t created_at, int64_t due_at);
+                                int32_t priority, int64_t created_at, int64_t due_at);
 /* Makes room in the id index for `extra` more messages; BITT_ENOMEM. */
 int bitt__mem_msg_reserve(bitt_backend *be, size_t extra);
 /* Links a new message into topic and the id index (room reserved). */
@@ -274,17 +298,58 @@ bitt_message *bitt__mem_msg_copy(const bitt_mem_msg *msg, const char *token, uin
                                  int64_t due_at);
 void bitt__mem_queue_free(bitt_backend *be);
 
-/* ---- commit ops beyond KV (queue_commit.c, outbox_commit.c, lease.c) ----- */
+/* ---- deliveries (queue.c) ------------------------------------------------- */
+
+/* The topic called name after its sweep at now; NULL when it has no message. */
+bitt_mem_topic *bitt__mem_queue_enter(bitt_backend *be, const char *name, int64_t now);
+/* After the topic's sweep: the processing message of topic with id and
+ * token under a live lease, or NULL with BITT_ETOKEN set. */
+bitt_mem_msg *bitt__mem_delivery(bitt_backend *be, const char *topic, uint64_t id,
+                                 const char *token, int64_t now);
+
+/* What a delivery op (BITT_OP_QUEUE_ACK..EXTEND) does to its message. */
+typedef struct bitt_mem_delivery_change {
+    int type;
+    int64_t now;
+    int64_t ms;  /* nack delay (< 0: backoff), snooze delay, extend's lease */
+    char *error; /* nack: the error text (malloc'd or NULL), taken */
+    const bitt_backoff *backoff;
+} bitt_mem_delivery_change;
+/* Applies d to a message bitt__mem_delivery returned; cannot fail. An ack
+ * frees the message but not its topic (bitt__mem_topic_release). */
+void bitt__mem_delivery_apply(bitt_backend *be, bitt_mem_msg *m, const bitt_mem_delivery_change *d);
+
+/* ---- commit ops beyond KV (queue_commit.c, queue_byid.c, outbox_commit.c,
+ * lease.c) ---------------------------------------------------------------- */
 
 typedef struct bitt_mem_enqueue_plan bitt_mem_enqueue_plan;
 typedef struct bitt_mem_outbox_plan bitt_mem_outbox_plan;
+typedef struct bitt_mem_qop_plan bitt_mem_qop_plan;
+
+/* The BITT_OP_QUEUE_* ops of a commit, n of them: plan_new allocates the
+ * plan; check judges op i (in op order, with the other checks; a stale
+ * delivery sets c->failed and fails with BITT_ETOKEN); prepare allocates
+ * what apply needs; apply changes the messages and sets op.found (cannot
+ * fail; before the enqueues are linked); finish frees the topics left empty
+ * (after them) and the plan; discard undoes check and prepare. */
+int bitt__mem_qop_plan_new(size_t n, bitt_mem_qop_plan **out);
+int bitt__mem_qop_check(bitt_backend *be, bitt_mem_qop_plan *p, bitt_commit *c, size_t i);
+int bitt__mem_qop_prepare(bitt_mem_qop_plan *p, bitt_commit *c);
+void bitt__mem_qop_apply(bitt_backend *be, bitt_mem_qop_plan *p, bitt_commit *c);
+void bitt__mem_qop_finish(bitt_backend *be, bitt_mem_qop_plan *p, const bitt_commit *c);
+void bitt__mem_qop_discard(bitt_mem_qop_plan *p, bitt_commit *c);
+/* Whether a queue op of p before op index `before` frees m's dedup key
+ * (an ack, a cancel, a nack of its last attempt). p may be NULL. */
+int bitt__mem_qop_frees_key(const bitt_mem_qop_plan *p, const bitt_commit *c, const bitt_mem_msg *m,
+                            size_t before);
 
 /* Plan and allocate every ENQUEUE (resp. OUTBOX_APPEND) op of c, of which
- * there are n, setting their results; nothing in the store changes.
- * apply then links everything in and cannot fail; discard undoes prepare
- * (both accept NULL and free the plan). */
+ * there are n, setting their results; nothing in the store changes. A
+ * dedup key that a queue op of qops frees earlier in op order counts as
+ * free. apply then links everything in and cannot fail; discard undoes
+ * prepare (both accept NULL and free the plan). */
 int bitt__mem_enqueue_plan_prepare(bitt_backend *be, bitt_commit *c, size_t n,
-                                   bitt_mem_enqueue_plan **out);
+                                   const bitt_mem_qop_plan *qops, bitt_mem_enqueue_plan **out);
 void bitt__mem_enqueue_plan_apply(bitt_backend *be, bitt_mem_enqueue_plan *plan);
 void bitt__mem_enqueue_plan_discard(bitt_commit *c, bitt_mem_enqueue_plan *plan);
 int bitt__mem_outbox_plan_prepare(bitt_backend *be, bitt_commit *c, size_t n,
@@ -301,6 +366,10 @@ int bitt__mem_lease_fence(bitt_backend *be, const bitt_op *op, int64_t now);
 
 int bitt__mem_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
                           int64_t lease_ms, bitt_messages *out);
+int bitt__mem_queue_claim_topics(bitt_backend *be, const bitt_time *t, const char *const *topics,
+                                 size_t count, size_t limit, int64_t lease_ms, bitt_messages *out);
+int bitt__mem_queue_get(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                        bitt_message **out);
 int bitt__mem_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                         const char *token);
 int bitt__mem_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,

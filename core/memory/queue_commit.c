@@ -19,6 +19,8 @@ typedef struct item {
 } item;
 
 struct bitt_mem_enqueue_plan {
+    const bitt_commit *commit;
+    const bitt_mem_qop_plan *qops;
     size_t count;
     uint64_t last_id;
     int64_t now;
@@ -34,15 +36,17 @@ static bitt_mem_topic *planned_topic(const bitt_mem_enqueue_plan *p, const char 
     return NULL;
 }
 
-/* The id of the message holding (topic, key) at now: a live one in the
- * store, or one this commit enqueues; 0 when the key is free. */
+/* The id of the message holding (topic, key) at now for op `index`: a
+ * live one in the store that no earlier queue op of the commit removes, or
+ * one this commit enqueues; 0 when the key is free. */
 static uint64_t holder(const bitt_mem_enqueue_plan *p, const bitt_mem_topic *topic,
-                       const uint8_t *key, size_t len)
+                       const uint8_t *key, size_t len, size_t index)
 {
     bitt_omap_node *n = bitt__omap_find(&topic->dedup, key, len);
     if (n) {
         const bitt_mem_msg *m = bitt__mem_msg_of_dedup(n);
-        if (bitt__mem_msg_holds_key(m, p->now))
+        if (bitt__mem_msg_holds_key(m, p->now) &&
+            !bitt__mem_qop_frees_key(p->qops, p->commit, m, index))
             return m->id;
     }
     for (size_t i = 0; i < p->count; i++) {
@@ -54,7 +58,7 @@ static uint64_t holder(const bitt_mem_enqueue_plan *p, const bitt_mem_topic *top
     return 0;
 }
 
-static int plan_op(bitt_backend *be, bitt_mem_enqueue_plan *p, bitt_op *op)
+static int plan_op(bitt_backend *be, bitt_mem_enqueue_plan *p, bitt_op *op, size_t index)
 {
     bitt_mem_topic *topic = bitt__mem_topic_find(be, op->name);
     int fresh = 0;
@@ -67,7 +71,7 @@ static int plan_op(bitt_backend *be, bitt_mem_enqueue_plan *p, bitt_op *op)
         fresh = 1;
     }
     if (op->aux && !fresh) {
-        uint64_t id = holder(p, topic, op->aux, op->aux_len);
+        uint64_t id = holder(p, topic, op->aux, op->aux_len, index);
         if (id) {
             op->deduped = 1;
             op->id = id;
@@ -78,7 +82,8 @@ static int plan_op(bitt_backend *be, bitt_mem_enqueue_plan *p, bitt_op *op)
     *it = (item){NULL, topic, fresh};
     const uint64_t id = p->last_id + 1;
     it->msg = bitt__mem_msg_new(id, op->value, op->value_len, op->kind, op->aux, op->aux_len,
-                                op->max_attempts, p->now, bitt__time_add(p->now, op->delay_ms));
+                                op->max_attempts, op->priority, p->now,
+                                bitt__time_add(p->now, op->delay_ms));
     if (!it->msg)
         return bitt_error_last_code(); /* set by bitt__mem_msg_new */
     p->last_id = id;
@@ -87,12 +92,14 @@ static int plan_op(bitt_backend *be, bitt_mem_enqueue_plan *p, bitt_op *op)
 }
 
 int bitt__mem_enqueue_plan_prepare(bitt_backend *be, bitt_commit *c, size_t n,
-                                   bitt_mem_enqueue_plan **out)
+                                   const bitt_mem_qop_plan *qops, bitt_mem_enqueue_plan **out)
 {
     *out = NULL;
     bitt_mem_enqueue_plan *p = bitt__malloc(sizeof *p + n * sizeof *p->items);
     if (!p)
         return bitt__fail(BITT_ENOMEM, "out of memory planning %zu enqueues", n);
+    p->commit = c;
+    p->qops = qops;
     p->count = 0;
     p->last_id = be->queue.last_id;
     p->now = c->time.now;
@@ -103,7 +110,7 @@ int bitt__mem_enqueue_plan_prepare(bitt_backend *be, bitt_commit *c, size_t n,
             continue;
         op->deduped = 0;
         op->id = 0;
-        int rc = plan_op(be, p, op);
+        int rc = plan_op(be, p, op, i);
         if (rc)
             return rc;
     }

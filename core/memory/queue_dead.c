@@ -2,18 +2,10 @@
  * retry, delete), each after the topic's sweep of expired last leases. */
 #include "memory/memory.h"
 
-static bitt_mem_topic *enter(bitt_backend *be, const char *name, int64_t now)
-{
-    bitt_mem_topic *topic = bitt__mem_topic_find(be, name);
-    if (topic)
-        bitt__mem_queue_sweep(topic, now);
-    return topic;
-}
-
 int bitt__mem_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *name,
                               uint64_t after_id, size_t limit, bitt_messages *out)
 {
-    bitt_mem_topic *topic = enter(be, name, t->now);
+    bitt_mem_topic *topic = bitt__mem_queue_enter(be, name, t->now);
     if (!topic)
         return BITT_OK;
     uint8_t key[8];
@@ -45,7 +37,7 @@ int bitt__mem_queue_dead_retry(bitt_backend *be, const bitt_time *t, const char 
                                uint64_t *count)
 {
     uint64_t moved = 0;
-    bitt_mem_topic *topic = enter(be, name, t->now);
+    bitt_mem_topic *topic = bitt__mem_queue_enter(be, name, t->now);
     if (topic && id) {
         bitt_mem_msg *m = dead_one(be, topic, id);
         if (m) {
@@ -65,7 +57,7 @@ int bitt__mem_queue_dead_delete(bitt_backend *be, const bitt_time *t, const char
                                 uint64_t *count)
 {
     uint64_t deleted = 0;
-    bitt_mem_topic *topic = enter(be, name, t->now);
+    bitt_mem_topic *topic = bitt__mem_queue_enter(be, name, t->now);
     if (topic && id) {
         bitt_mem_msg *m = dead_one(be, topic, id);
         if (m) {

@@ -4,13 +4,16 @@
  * A message is one allocation (payload and dedup key inside) and sits in:
  *   - the store-wide id hash (ack, nack, extend and dead ops find it by id);
  *   - one of its topic's maps, through its one `order` node:
- *       ready  by (due_at, id): pending, and processing with attempts left;
+ *       ready  by (priority descending, due_at, id): pending, and
+ *              processing with attempts left;
  *       final  by (due_at, id): processing on the last attempt;
  *       dead   by id;
  *   - its topic's `dedup` map while live and holding a dedup key.
  * Every queue call first moves the front of `final` whose lease ended to
  * `dead` (the sweep), so after it nothing in `final` is claimable and a
- * claim walks `ready` alone, in claim order, from its first node.
+ * claim walks `ready` alone, in claim order: within one priority the
+ * claimable messages come first, so a claim jumps to the next priority at
+ * the first one not yet due (queue.c).
  * The maps never allocate, so every state move here cannot fail.
  */
 #include <stdlib.h>
@@ -65,15 +68,37 @@ void bitt__mem_topic_release(bitt_backend *be, bitt_mem_topic *topic)
 
 /* ---- messages and the id hash ---------------------------------------------- */
 
+/* The order keys of m (see okey) from its priority, due_at and id. */
 static void set_order_key(bitt_mem_msg *m)
 {
-    bitt__mem_put_i64(m->okey, m->due_at);
-    bitt__mem_put_u64(m->okey + 8, m->id);
+    bitt__mem_put_u32(m->okey, bitt__mem_priority_band(m->priority));
+    bitt__mem_put_i64(m->okey + 4, m->due_at);
+    bitt__mem_put_u64(m->okey + 12, m->id);
+}
+
+/* The map a message's order node is in, and the part of okey it is keyed
+ * by there. */
+static bitt_omap *home(const bitt_mem_msg *m)
+{
+    if (m->state == BITT_MEM_DEAD)
+        return &m->topic->dead;
+    if (m->state == BITT_MEM_PROCESSING && m->attempts >= m->max_attempts)
+        return &m->topic->final;
+    return &m->topic->ready;
+}
+
+static void insert_home(bitt_mem_msg *m)
+{
+    bitt_omap *map = home(m);
+    size_t skip = map == &m->topic->ready ? 0 : map == &m->topic->final ? 4 : 12;
+    m->order.key = m->okey + skip;
+    m->order.key_len = (uint32_t)(BITT_MEM_OKEY_LEN - skip);
+    bitt__omap_insert(map, &m->order);
 }
 
 bitt_mem_msg *bitt__mem_msg_new(uint64_t id, const uint8_t *payload, size_t len, int kind,
                                 const uint8_t *dedup, size_t dedup_len, uint32_t max_attempts,
-                                int64_t created_at, int64_t due_at)
+                                int32_t priority, int64_t created_at, int64_t due_at)
 {
     if (len > UINT32_MAX || dedup_len > UINT32_MAX) {
         bitt__fail(BITT_ETOOLARGE, "memory backend: a message over 4 GiB");
@@ -99,10 +124,9 @@ bitt_mem_msg *bitt__mem_msg_new(uint64_t id, const uint8_t *payload, size_t len,
     m->payload_len = (uint32_t)len;
     m->dedup_len = (uint32_t)dedup_len;
     m->kind = kind;
+    m->priority = priority;
     m->state = BITT_MEM_PENDING;
     set_order_key(m);
-    m->order.key = m->okey;
-    m->order.key_len = 16;
     if (m->has_dedup) {
         bitt_omap_node *d = bitt__mem_msg_dedup_node(m);
         memset(d, 0, sizeof *d);
@@ -168,22 +192,12 @@ void bitt__mem_msg_link(bitt_backend *be, bitt_mem_topic *topic, bitt_mem_msg *m
     q->buckets[b] = msg;
     q->count++;
     msg->topic = topic;
-    bitt__omap_insert(&topic->ready, &msg->order);
+    insert_home(msg);
     if (msg->has_dedup) {
         /* The caller made sure no live message holds the key. */
         bitt__omap_insert(&topic->dedup, bitt__mem_msg_dedup_node(msg));
         msg->in_dedup = 1;
     }
-}
-
-/* The map a message's order node is in. */
-static bitt_omap *home(const bitt_mem_msg *m)
-{
-    if (m->state == BITT_MEM_DEAD)
-        return &m->topic->dead;
-    if (m->state == BITT_MEM_PROCESSING && m->attempts >= m->max_attempts)
-        return &m->topic->final;
-    return &m->topic->ready;
 }
 
 static void release_key(bitt_mem_msg *m)
@@ -220,7 +234,7 @@ void bitt__mem_msg_move(bitt_mem_msg *m, int state, uint32_t attempts, int64_t d
     m->attempts = attempts;
     m->due_at = due_at;
     set_order_key(m);
-    bitt__omap_insert(home(m), &m->order);
+    insert_home(m);
     if (state != BITT_MEM_PROCESSING)
         m->token[0] = '\0';
 }
@@ -234,10 +248,7 @@ void bitt__mem_msg_kill(bitt_mem_msg *m, int64_t failed_at, char *error)
     m->token[0] = '\0';
     bitt__mem_error_free(m->last_error);
     m->last_error = error;
-    /* The dead map is keyed by id alone: the second half of okey. */
-    m->order.key = m->okey + 8;
-    m->order.key_len = 8;
-    bitt__omap_insert(&m->topic->dead, &m->order);
+    insert_home(m); /* the dead map, keyed by id alone */
 }
 
 void bitt__mem_msg_revive(bitt_mem_msg *m, int64_t now)
@@ -252,9 +263,7 @@ void bitt__mem_msg_revive(bitt_mem_msg *m, int64_t now)
      * message may hold it by now. */
     m->due_at = now;
     set_order_key(m);
-    m->order.key = m->okey;
-    m->order.key_len = 16;
-    bitt__omap_insert(&m->topic->ready, &m->order);
+    insert_home(m);
 }
 
 void bitt__mem_queue_sweep(bitt_mem_topic *topic, int64_t now)
@@ -283,6 +292,7 @@ bitt_message *bitt__mem_msg_copy(const bitt_mem_msg *m, const char *token, uint3
         .created_at = m->created_at,
         .due_at = due_at,
         .failed_at = m->failed_at,
+        .priority = m->priority,
     };
     bitt_message *copy = bitt__message_new(&f);
     if (!copy)
