@@ -471,6 +471,14 @@ func TestEveryCallAfterClose(t *testing.T) {
 		"Nack":      func() error { return s.Queue.Nack(ctx, m, "e") },
 		"Extend":    func() error { return s.Queue.Extend(ctx, m, time.Second) },
 		"Snooze":    func() error { return s.Queue.Snooze(ctx, "t", 1, "x", 0) },
+		"DequeueTopics": func() error {
+			_, err := s.Queue.DequeueTopics(ctx, []string{"t", "u"}, DequeueOptions{})
+			return err
+		},
+		"QueueGet":        func() error { _, err := s.Queue.Get(ctx, "t", 1); return err },
+		"QueueCancel":     func() error { _, err := s.Queue.Cancel(ctx, "t", 1); return err },
+		"QueueReschedule": func() error { _, err := s.Queue.Reschedule(ctx, "t", 1, 0); return err },
+		"TxnQueueAck":     func() error { return tx.QueueAck(m) },
 		"Consume": func() error {
 			for _, err := range s.Queue.Consume(ctx, "t", ConsumeOptions{}) {
 				return err

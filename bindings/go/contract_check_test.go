@@ -55,7 +55,10 @@ func (r *run) checkEntry(exp obj, e *Entry, what string) {
 }
 
 var msgFields = []string{"id", "topic", "payload", "kind", "attempts", "max_attempts", "last_error",
-	"created_at", "due_at", "failed_at", "park_reason", "token"}
+	"created_at", "due_at", "failed_at", "park_reason", "token", "state", "priority"}
+
+var stateNames = map[string]MessageState{"pending": StatePending, "delayed": StateDelayed,
+	"leased": StateLeased, "dead": StateDead}
 
 func (r *run) checkMessages(exp obj, msgs []*Message) {
 	if v, ok := exp["count"]; ok {
@@ -82,47 +85,61 @@ func (r *run) checkMessages(exp obj, msgs []*Message) {
 		want := v.(arr)
 		eq("messages count", len(msgs), len(want))
 		for i, m := range msgs {
-			e := want[i].(obj)
-			w := fmt.Sprintf("message %d", i)
-			checkMembers(e, msgFields, w)
-			if x, ok := e["id"]; ok {
-				eq(w+" id", m.ID, r.idnum(x))
-			}
-			if x, ok := e["topic"]; ok {
-				eq(w+" topic", []byte(m.Topic), bstr(x))
-			}
-			if x, ok := e["payload"]; ok {
-				eq(w+" payload", m.Payload, bstr(x))
-			}
-			if x, ok := e["kind"]; ok {
-				eq(w+" kind", int(m.Kind), kind(x))
-			}
-			if x, ok := e["token"]; ok {
-				if x == nil {
-					eq(w+" token", m.hasToken, false)
-				} else {
-					eq(w+" token", m.Token, r.token(x))
-				}
-			}
-			nums := map[string]*big.Int{"attempts": bu(uint64(m.Attempts)), "max_attempts": bu(uint64(m.MaxAttempts)),
-				"created_at": bi(unixMs(m.CreatedAt)), "due_at": bi(unixMs(m.DueAt)), "failed_at": bi(unixMs(m.FailedAt))}
-			for f, got := range nums {
-				if x, ok := e[f]; ok {
-					eq(w+" "+f, got, num(x))
-				}
-			}
-			if x, ok := e["last_error"]; ok {
-				if x == nil {
-					eq(w+" last_error", m.hasLastError, false)
-				} else {
-					eq(w+" last_error", m.LastError, x.(string))
-					eq(w+" last_error set", m.hasLastError, true)
-				}
-			}
-			if x, ok := e["park_reason"]; ok {
-				eq(w+" park_reason", m.ParkReason, reason(x))
-			}
+			r.checkMessage(want[i].(obj), m, fmt.Sprintf("message %d", i))
 		}
+	}
+}
+
+// checkMessage compares the fields e names with m.
+func (r *run) checkMessage(e obj, m *Message, w string) {
+	checkMembers(e, msgFields, w)
+	if x, ok := e["id"]; ok {
+		eq(w+" id", m.ID, r.idnum(x))
+	}
+	if x, ok := e["topic"]; ok {
+		eq(w+" topic", []byte(m.Topic), bstr(x))
+	}
+	if x, ok := e["payload"]; ok {
+		eq(w+" payload", m.Payload, bstr(x))
+	}
+	if x, ok := e["kind"]; ok {
+		eq(w+" kind", int(m.Kind), kind(x))
+	}
+	if x, ok := e["token"]; ok {
+		if x == nil {
+			eq(w+" token", m.hasToken, false)
+		} else {
+			eq(w+" token", m.Token, r.token(x))
+		}
+	}
+	nums := map[string]*big.Int{"attempts": bu(uint64(m.Attempts)), "max_attempts": bu(uint64(m.MaxAttempts)),
+		"created_at": bi(unixMs(m.CreatedAt)), "due_at": bi(unixMs(m.DueAt)), "failed_at": bi(unixMs(m.FailedAt))}
+	for f, got := range nums {
+		if x, ok := e[f]; ok {
+			eq(w+" "+f, got, num(x))
+		}
+	}
+	if x, ok := e["last_error"]; ok {
+		if x == nil {
+			eq(w+" last_error", m.hasLastError, false)
+		} else {
+			eq(w+" last_error", m.LastError, x.(string))
+			eq(w+" last_error set", m.hasLastError, true)
+		}
+	}
+	if x, ok := e["park_reason"]; ok {
+		eq(w+" park_reason", m.ParkReason, reason(x))
+	}
+	if x, ok := e["priority"]; ok {
+		eq(w+" priority", bi(int64(m.Priority)), num(x))
+	}
+	if x, ok := e["state"]; ok {
+		name, _ := x.(string)
+		want, known := stateNames[name]
+		if !known {
+			brokenf("state is pending, delayed, leased or dead, not %v", x)
+		}
+		eq(w+" state", m.State.String(), want.String())
 	}
 }
 
@@ -268,6 +285,16 @@ func (r *run) checkExpect(op string, exp obj, st int, result res, what string) {
 		checkMembers(exp, []string{"status", "count", "ids", "payloads", "messages"}, op)
 		msgs, _ := result["messages"].([]*Message)
 		r.checkMessages(exp, msgs)
+		return
+	case "queue.get":
+		checkMembers(exp, []string{"status", "message"}, op)
+		if v, ok := exp["message"]; ok && st == 0 {
+			e, ok := v.(obj)
+			if !ok {
+				brokenf("queue.get: message is an object")
+			}
+			r.checkMessage(e, result["message"].(*Message), "message")
+		}
 		return
 	case "schedule.claim", "schedule.get":
 		if st == 0 {

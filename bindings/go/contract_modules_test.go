@@ -11,11 +11,14 @@ import (
 )
 
 func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
+	if st, out, ok := r.execQueueControl(op, s, g); ok {
+		return st, out
+	}
 	switch op {
 	case "queue.enqueue":
 		var id uint64
-		st := r.call(raw.Bittw_queue_enqueue(r.box, name(s["topic"]), bstr(g("payload", "")), kind(s["kind"]),
-			i64(g("delay", zero)), uint(u64(g("max_attempts", zero))), optBstr(s["dedup"]), &id))
+		st := r.call(raw.Bittw_go_queue_enqueue(r.box, name(s["topic"]), bstr(g("payload", "")), kind(s["kind"]),
+			i64(g("delay", zero)), uint(u64(g("max_attempts", zero))), optBstr(s["dedup"]), int(priority(s)), &id))
 		if st == 0 || st == 2 {
 			if id == 0 {
 				mismatchf("enqueue gave id 0")
@@ -31,7 +34,7 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 			if err != nil {
 				return r.ctxErrCode(ctx, err), res{}
 			}
-			return 0, res{"messages": r.msgList(msgs, limit, topic, true)}
+			return 0, res{"messages": r.msgList(msgs, limit, topic, listDequeue)}
 		}
 		st, rd := r.record(1024, func(sc []byte) int {
 			return raw.Bittw_queue_dequeue(r.box, topic, uint(limit), i64(g("lease", zero)), i64(g("wait", zero)), sc)
@@ -39,7 +42,7 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 		if st != 0 {
 			return st, res{}
 		}
-		return st, res{"messages": r.msgList(rd.messages(), limit, topic, true)}
+		return st, res{"messages": r.msgList(rd.messages(), limit, topic, listDequeue)}
 	case "queue.ack", "queue.nack", "queue.extend", "queue.snooze":
 		topic, id, tok := name(s["topic"]), r.idnum(s["id"]), r.token(s["token"])
 		switch op {
@@ -90,7 +93,7 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 		if st != 0 {
 			return st, res{}
 		}
-		lst := r.msgList(rd.messages(), limit, topic, false)
+		lst := r.msgList(rd.messages(), limit, topic, listDead)
 		if !increasing(lst, after) {
 			mismatchf("dead list ids not increasing above after")
 		}
@@ -161,7 +164,7 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 		if st != 0 {
 			return st, res{}
 		}
-		lst := r.msgList(rd.messages(), limit, stream, false)
+		lst := r.msgList(rd.messages(), limit, stream, listOutbox)
 		if !increasing(lst, 0) {
 			mismatchf("outbox ids not increasing")
 		}

@@ -22,14 +22,16 @@ var opArgs = map[string][]string{
 	"txn": {"actions", "recommit"}, "clock.set": {"now"}, "clock.advance": {"ms"},
 	"clock.now": {}, "tuple.encode": {"tuple"}, "tuple.decode": {"key"},
 	"tuple.order": {"tuples"}, "parallel": {"threads", "repeat", "step", "expect_counts"}, "store.open": {"options"},
-	"queue.enqueue":   {"topic", "payload", "kind", "delay", "max_attempts", "dedup"},
-	"queue.dequeue":   {"topic", "limit", "lease", "wait", "cancel"},
-	"queue.snooze":    {"topic", "id", "token", "delay"},
-	"queue.ack":       {"topic", "id", "token"},
-	"queue.ack_many":  {"topic", "items"},
-	"queue.nack":      {"topic", "id", "token", "error", "delay"},
-	"queue.extend":    {"topic", "id", "token", "lease"},
-	"queue.dead_list": {"topic", "after", "limit"}, "queue.dead_retry": {"topic", "id"},
+	"queue.enqueue": {"topic", "payload", "kind", "delay", "max_attempts", "dedup", "priority"},
+	"queue.dequeue": {"topic", "topics", "limit", "lease", "wait", "cancel"},
+	"queue.get":     {"topic", "id"}, "queue.cancel": {"topic", "id"},
+	"queue.reschedule": {"topic", "id", "delay"},
+	"queue.snooze":     {"topic", "id", "token", "delay"},
+	"queue.ack":        {"topic", "id", "token"},
+	"queue.ack_many":   {"topic", "items"},
+	"queue.nack":       {"topic", "id", "token", "error", "delay"},
+	"queue.extend":     {"topic", "id", "token", "lease"},
+	"queue.dead_list":  {"topic", "after", "limit"}, "queue.dead_retry": {"topic", "id"},
 	"queue.dead_delete": {"topic", "id"}, "queue.stats": {"topic"},
 	"lease.acquire": {"name", "owner", "ttl"}, "lease.renew": {"name", "owner", "epoch", "ttl"},
 	"lease.release": {"name", "owner", "epoch"}, "lease.get": {"name"},
@@ -154,9 +156,10 @@ func (r *run) txnAction(h uintptr, a obj) int {
 		checkMembers(a, []string{"op", "key", "delta", "refused"}, "sum")
 		return r.call(raw.Bitt_txn_sum(h, bstr(a["key"]), i64(a["delta"])))
 	case "enqueue":
-		checkMembers(a, []string{"op", "topic", "payload", "kind", "delay", "max_attempts", "dedup", "refused"}, "enqueue")
-		return r.call(raw.Bittw_txn_enqueue(h, name(a["topic"]), bstr(get(a, "payload", "")), kind(a["kind"]),
-			i64(get(a, "delay", zero)), uint(u64(get(a, "max_attempts", zero))), optBstr(a["dedup"])))
+		checkMembers(a, []string{"op", "topic", "payload", "kind", "delay", "max_attempts", "dedup", "priority",
+			"refused"}, "enqueue")
+		return r.call(raw.Bittw_go_txn_enqueue(h, name(a["topic"]), bstr(get(a, "payload", "")), kind(a["kind"]),
+			i64(get(a, "delay", zero)), uint(u64(get(a, "max_attempts", zero))), optBstr(a["dedup"]), int(priority(a))))
 	case "fence":
 		checkMembers(a, []string{"op", "name", "owner", "epoch", "refused"}, "fence")
 		return r.call(raw.Bitt_txn_fence(h, name(a["name"]), name(a["owner"]), r.idnum(a["epoch"])))
@@ -164,11 +167,32 @@ func (r *run) txnAction(h uintptr, a obj) int {
 		checkMembers(a, []string{"op", "stream", "event", "kind", "refused"}, "outbox_append")
 		return r.call(raw.Bitt_txn_outbox_append(h, name(a["stream"]), bstr(get(a, "event", "")), kind(a["kind"])))
 	}
+	if st, ok := r.txnQueueAction(h, a); ok {
+		return st
+	}
 	brokenf("unknown txn action %v", a["op"])
 	return 0
 }
 
-func (r *run) msgList(lst []*Message, limit int, topic string, dequeue bool) []*Message {
+// The lists of messages the runner checks (tests/contract/README.md, "What
+// a runner checks"): each kind has its state (Message.State).
+type listKind int
+
+const (
+	listDequeue listKind = iota // leased, each with a fresh token
+	listDead                    // dead letters
+	listOutbox                  // outbox events: no state
+)
+
+var listStates = map[listKind]MessageState{listDequeue: StateLeased, listDead: StateDead, listOutbox: 0}
+
+func (r *run) msgList(lst []*Message, limit int, topic string, kind listKind) []*Message {
+	return r.msgListOf(lst, limit, []string{topic}, kind)
+}
+
+// msgListOf checks a list of messages of one of topics.
+func (r *run) msgListOf(lst []*Message, limit int, topics []string, kind listKind) []*Message {
+	dequeue := kind == listDequeue
 	capacity := limit
 	if capacity == 0 {
 		capacity = 100
@@ -184,8 +208,18 @@ func (r *run) msgList(lst []*Message, limit int, topic string, dequeue bool) []*
 		if m == nil {
 			mismatchf("a NULL message in a list")
 		}
-		if m.Topic != topic {
+		ours := false
+		for _, t := range topics {
+			ours = ours || m.Topic == t
+		}
+		if !ours {
 			mismatchf("message topic %q is not the step's", m.Topic)
+		}
+		if m.State != listStates[kind] {
+			mismatchf("message %d has the state %q, not %q", m.ID, m.State, listStates[kind])
+		}
+		if m.ID == 0 {
+			mismatchf("a message with id 0")
 		}
 		if dequeue {
 			if !m.hasToken || m.Token == "" || toks[m.Token] || r.tokensSeen[m.Token] {
