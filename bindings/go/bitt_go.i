@@ -299,6 +299,9 @@ static char *bittw_go_opt_cstr(_goslice_ s)
  * []byte, each ended by a NUL (no Go pointer inside Go memory), so there
  * are as many names as NUL bytes; the helper below takes them apart. */
 %ignore bitt_queue_dequeue_topics;
+/* The shared helper takes a char ** of names, which a Go caller could
+ * only fill with Go pointers: Go calls bittw_go_queue_dequeue_topics. */
+%ignore bittw_queue_dequeue_topics;
 
 /* ---- status -> error record ------------------------------------------- */
 %typemap(out) int "$result = bittw_go_status($1);"
@@ -590,35 +593,6 @@ int64_t bittw_go_error_take(int64_t status, void *dst, size_t dst_len)
     }
     free(rec);
     return code;
-}
-
-/* Enqueue with every option of bitt_enqueue_options (version 2: the
- * priority). The Go layer calls these rather than the shared helpers of
- * bitt.i, so that its options are its own. */
-int bittw_go_queue_enqueue(bitt_store *store, const char *topic, const void *payload,
-                           size_t payload_len, int kind, int64_t delay_ms, uint32_t max_attempts,
-                           const void *dedup, size_t dedup_len, int32_t priority, uint64_t *id_out)
-{
-    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
-    o.delay_ms = delay_ms;
-    o.max_attempts = max_attempts;
-    o.dedup_key = dedup;
-    o.dedup_key_len = dedup_len;
-    o.priority = priority;
-    return bitt_queue_enqueue(store, topic, payload, payload_len, kind, &o, id_out);
-}
-
-int bittw_go_txn_enqueue(bitt_txn *txn, const char *topic, const void *payload,
-                         size_t payload_len, int kind, int64_t delay_ms, uint32_t max_attempts,
-                         const void *dedup, size_t dedup_len, int32_t priority)
-{
-    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
-    o.delay_ms = delay_ms;
-    o.max_attempts = max_attempts;
-    o.dedup_key = dedup;
-    o.dedup_key_len = dedup_len;
-    o.priority = priority;
-    return bitt_txn_enqueue(txn, topic, payload, payload_len, kind, &o);
 }
 
 /* bitt_queue_dequeue_topics over the names packed in data (each ended by

@@ -17,7 +17,7 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 	switch op {
 	case "queue.enqueue":
 		var id uint64
-		st := r.call(raw.Bittw_go_queue_enqueue(r.box, name(s["topic"]), bstr(g("payload", "")), kind(s["kind"]),
+		st := r.call(raw.Bittw_queue_enqueue2(r.box, name(s["topic"]), bstr(g("payload", "")), kind(s["kind"]),
 			i64(g("delay", zero)), uint(u64(g("max_attempts", zero))), optBstr(s["dedup"]), int(priority(s)), &id))
 		if st == 0 || st == 2 {
 			if id == 0 {

@@ -158,7 +158,7 @@ func (r *run) txnAction(h uintptr, a obj) int {
 	case "enqueue":
 		checkMembers(a, []string{"op", "topic", "payload", "kind", "delay", "max_attempts", "dedup", "priority",
 			"refused"}, "enqueue")
-		return r.call(raw.Bittw_go_txn_enqueue(h, name(a["topic"]), bstr(get(a, "payload", "")), kind(a["kind"]),
+		return r.call(raw.Bittw_txn_enqueue2(h, name(a["topic"]), bstr(get(a, "payload", "")), kind(a["kind"]),
 			i64(get(a, "delay", zero)), uint(u64(get(a, "max_attempts", zero))), optBstr(a["dedup"]), int(priority(a))))
 	case "fence":
 		checkMembers(a, []string{"op", "name", "owner", "epoch", "refused"}, "fence")

@@ -56,7 +56,7 @@ func (q *Queue) Enqueue(ctx context.Context, topic string, payload []byte, opts 
 	}
 	o := collect(opts)
 	var id uint64
-	_, err := q.s.status(raw.Bittw_go_queue_enqueue(q.s.box(), topic, payload, int(o.kind), o.delay,
+	_, err := q.s.status(raw.Bittw_queue_enqueue2(q.s.box(), topic, payload, int(o.kind), o.delay,
 		uint(o.maxAttempts), o.dedup, int(o.priority), &id))
 	return id, err
 }

@@ -65,7 +65,7 @@ func (t *Txn) Sum(key []byte, delta int64) error {
 func (t *Txn) Enqueue(topic string, payload []byte, opts ...Option) error {
 	o := collect(opts)
 	return t.call(func(h uintptr) int {
-		return raw.Bittw_go_txn_enqueue(h, topic, payload, int(o.kind), o.delay, uint(o.maxAttempts), o.dedup,
+		return raw.Bittw_txn_enqueue2(h, topic, payload, int(o.kind), o.delay, uint(o.maxAttempts), o.dedup,
 			int(o.priority))
 	})
 }

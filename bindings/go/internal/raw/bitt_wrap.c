@@ -592,35 +592,6 @@ int64_t bittw_go_error_take(int64_t status, void *dst, size_t dst_len)
     return code;
 }
 
-/* Enqueue with every option of bitt_enqueue_options (version 2: the
- * priority). The Go layer calls these rather than the shared helpers of
- * bitt.i, so that its options are its own. */
-int bittw_go_queue_enqueue(bitt_store *store, const char *topic, const void *payload,
-                           size_t payload_len, int kind, int64_t delay_ms, uint32_t max_attempts,
-                           const void *dedup, size_t dedup_len, int32_t priority, uint64_t *id_out)
-{
-    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
-    o.delay_ms = delay_ms;
-    o.max_attempts = max_attempts;
-    o.dedup_key = dedup;
-    o.dedup_key_len = dedup_len;
-    o.priority = priority;
-    return bitt_queue_enqueue(store, topic, payload, payload_len, kind, &o, id_out);
-}
-
-int bittw_go_txn_enqueue(bitt_txn *txn, const char *topic, const void *payload,
-                         size_t payload_len, int kind, int64_t delay_ms, uint32_t max_attempts,
-                         const void *dedup, size_t dedup_len, int32_t priority)
-{
-    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
-    o.delay_ms = delay_ms;
-    o.max_attempts = max_attempts;
-    o.dedup_key = dedup;
-    o.dedup_key_len = dedup_len;
-    o.priority = priority;
-    return bitt_txn_enqueue(txn, topic, payload, payload_len, kind, &o);
-}
-
 /* bitt_queue_dequeue_topics over the names packed in data (each ended by
  * a NUL; see the %ignore above): every name reaches the core as given, an
  * empty or repeated one too, for the core to judge. cancel may be 0. */
@@ -915,6 +886,48 @@ int bittw_txn_enqueue(bitt_txn *txn, const char *topic, const void *payload, siz
     return bitt_txn_enqueue(txn, topic, payload, payload_len, kind, &o);
 }
 
+/* bitt_enqueue_options version 2: the enqueues above with a priority (those
+ * keep their signatures for the layers that call them). */
+int bittw_queue_enqueue2(bitt_store *store, const char *topic, const void *payload,
+                         size_t payload_len, int kind, int64_t delay_ms, uint32_t max_attempts,
+                         const void *dedup, size_t dedup_len, int32_t priority, uint64_t *id_out)
+{
+    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    o.delay_ms = delay_ms;
+    o.max_attempts = max_attempts;
+    o.dedup_key = dedup;
+    o.dedup_key_len = dedup_len;
+    o.priority = priority;
+    return bitt_queue_enqueue(store, topic, payload, payload_len, kind, &o, id_out);
+}
+
+int bittw_txn_enqueue2(bitt_txn *txn, const char *topic, const void *payload, size_t payload_len,
+                       int kind, int64_t delay_ms, uint32_t max_attempts, const void *dedup,
+                       size_t dedup_len, int32_t priority)
+{
+    bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+    o.delay_ms = delay_ms;
+    o.max_attempts = max_attempts;
+    o.dedup_key = dedup;
+    o.dedup_key_len = dedup_len;
+    o.priority = priority;
+    return bitt_txn_enqueue(txn, topic, payload, payload_len, kind, &o);
+}
+
+/* One dequeue over several topics (bitt_queue_dequeue_topics); cancel may
+ * be NULL. The list goes to the core as given: it refuses an empty,
+ * repeating or too long one. */
+int bittw_queue_dequeue_topics(bitt_store *store, const char *const *topics, size_t topic_count,
+                               uint32_t limit, int64_t lease_ms, int64_t wait_ms,
+                               bitt_cancel *cancel, bitt_messages **out)
+{
+    bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
+    o.limit = limit;
+    o.lease_ms = lease_ms;
+    o.wait_ms = wait_ms;
+    return bitt_queue_dequeue_topics(store, topics, topic_count, &o, cancel, out);
+}
+
 int bittw_queue_dequeue(bitt_store *store, const char *topic, uint32_t limit, int64_t lease_ms,
                         int64_t wait_ms, bitt_messages **out)
 {
@@ -951,7 +964,7 @@ int bittw_schedule_list(bitt_store *store, bitt_schedule ***list_out, size_t *co
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_25d5c52d4fbaff54(void *_swig_go_0) {
+void _wrap_Swig_free_raw_9700e65527664582(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -961,7 +974,7 @@ void _wrap_Swig_free_raw_25d5c52d4fbaff54(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_25d5c52d4fbaff54(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_9700e65527664582(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -974,7 +987,7 @@ void *_wrap_Swig_malloc_raw_25d5c52d4fbaff54(intgo _swig_go_0) {
 }
 
 
-void _wrap_bittw_go_rec_take_raw_25d5c52d4fbaff54(long long _swig_go_0, _goslice_ _swig_go_1) {
+void _wrap_bittw_go_rec_take_raw_9700e65527664582(long long _swig_go_0, _goslice_ _swig_go_1) {
   uint64_t arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -990,7 +1003,7 @@ void _wrap_bittw_go_rec_take_raw_25d5c52d4fbaff54(long long _swig_go_0, _goslice
 }
 
 
-long long _wrap_bittw_go_error_take_raw_25d5c52d4fbaff54(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_bittw_go_error_take_raw_9700e65527664582(long long _swig_go_0, _goslice_ _swig_go_1) {
   int64_t arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1009,118 +1022,7 @@ long long _wrap_bittw_go_error_take_raw_25d5c52d4fbaff54(long long _swig_go_0, _
 }
 
 
-intgo _wrap_bittw_go_queue_enqueue_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7, long long *_swig_go_8) {
-  bitt_store *arg1 = (bitt_store *) 0 ;
-  char *arg2 = (char *) 0 ;
-  void *arg3 = (void *) 0 ;
-  size_t arg4 ;
-  int arg5 ;
-  int64_t arg6 ;
-  uint32_t arg7 ;
-  void *arg8 = (void *) 0 ;
-  size_t arg9 ;
-  int32_t arg10 ;
-  uint64_t *arg11 = (uint64_t *) 0 ;
-  bittw_store *box1 = NULL ;
-  int result;
-  intgo _swig_go_result;
-  
-  {
-    box1 = (bittw_store *)_swig_go_0;
-    if (!box1 || bittw_enter(box1) != 0) {
-      box1 = NULL;
-      bittw_go_refuse("the store is closed");
-      arg1 = NULL;
-    } else {
-      arg1 = bittw_store_of(box1);
-    }
-  }
-  
-  arg2 = (char *)malloc(_swig_go_1.n + 1);
-  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
-  arg2[_swig_go_1.n] = '\0';
-  
-  {
-    arg3 = _swig_go_2.array ? _swig_go_2.array : (void *)"";
-    arg4 = (size_t)_swig_go_2.len;
-  }
-  arg5 = (int)_swig_go_3; 
-  arg6 = (int64_t)_swig_go_4; 
-  arg7 = (uint32_t)_swig_go_5; 
-  {
-    arg8 = _swig_go_6.array;
-    arg9 = _swig_go_6.array ? (size_t)_swig_go_6.len : 0;
-  }
-  arg10 = (int32_t)_swig_go_7; 
-  arg11 = *(uint64_t **)&_swig_go_8; 
-  
-  result = (int)bittw_go_queue_enqueue(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(void const *)arg8,arg9,arg10,arg11);
-  _swig_go_result = bittw_go_status(result);
-  {
-    if (box1) bittw_leave(box1);
-  }
-  free(arg2); 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_bittw_go_txn_enqueue_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7) {
-  bitt_txn *arg1 = (bitt_txn *) 0 ;
-  char *arg2 = (char *) 0 ;
-  void *arg3 = (void *) 0 ;
-  size_t arg4 ;
-  int arg5 ;
-  int64_t arg6 ;
-  uint32_t arg7 ;
-  void *arg8 = (void *) 0 ;
-  size_t arg9 ;
-  int32_t arg10 ;
-  bittw_txn *h1 = NULL ;
-  bittw_store *box1 = NULL ;
-  int result;
-  intgo _swig_go_result;
-  
-  {
-    h1 = (bittw_txn *)_swig_go_0;
-    arg1 = NULL;
-    if (!h1 || !h1->txn) {
-      bittw_go_refuse("the " "transaction" " is closed");
-    } else if (bittw_enter(bittw_box_of_txn(h1)) != 0) {
-      bittw_go_refuse("the store is closed");
-    } else {
-      box1 = bittw_box_of_txn(h1);
-      arg1 = h1->txn;
-    }
-  }
-  
-  arg2 = (char *)malloc(_swig_go_1.n + 1);
-  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
-  arg2[_swig_go_1.n] = '\0';
-  
-  {
-    arg3 = _swig_go_2.array ? _swig_go_2.array : (void *)"";
-    arg4 = (size_t)_swig_go_2.len;
-  }
-  arg5 = (int)_swig_go_3; 
-  arg6 = (int64_t)_swig_go_4; 
-  arg7 = (uint32_t)_swig_go_5; 
-  {
-    arg8 = _swig_go_6.array;
-    arg9 = _swig_go_6.array ? (size_t)_swig_go_6.len : 0;
-  }
-  arg10 = (int32_t)_swig_go_7; 
-  
-  result = (int)bittw_go_txn_enqueue(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(void const *)arg8,arg9,arg10);
-  _swig_go_result = bittw_go_status(result);
-  {
-    if (box1) bittw_leave(box1);
-  }
-  free(arg2); 
-  return _swig_go_result;
-}
-
-
-intgo _wrap_bittw_go_queue_dequeue_topics_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_go_queue_dequeue_topics_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1170,7 +1072,7 @@ intgo _wrap_bittw_go_queue_dequeue_topics_raw_25d5c52d4fbaff54(bitt_store *_swig
 }
 
 
-intgo _wrap_bittw_go_kv_batch_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_go_kv_batch_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1206,7 +1108,7 @@ intgo _wrap_bittw_go_kv_batch_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bittw_go_tuple_encode_raw_25d5c52d4fbaff54(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_go_tuple_encode_raw_9700e65527664582(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   bittw_rec *arg3 = (bittw_rec *) 0 ;
@@ -1227,7 +1129,7 @@ intgo _wrap_bittw_go_tuple_encode_raw_25d5c52d4fbaff54(_goslice_ _swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_go_tuple_decode_raw_25d5c52d4fbaff54(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_go_tuple_decode_raw_9700e65527664582(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   bittw_rec *arg3 = (bittw_rec *) 0 ;
@@ -1248,7 +1150,7 @@ intgo _wrap_bittw_go_tuple_decode_raw_25d5c52d4fbaff54(_goslice_ _swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_open_raw_25d5c52d4fbaff54(_gostring_ _swig_go_0, bittw_store **_swig_go_1) {
+intgo _wrap_bittw_open_raw_9700e65527664582(_gostring_ _swig_go_0, bittw_store **_swig_go_1) {
   char *arg1 = (char *) 0 ;
   bittw_store **arg2 = (bittw_store **) 0 ;
   int result;
@@ -1268,7 +1170,7 @@ intgo _wrap_bittw_open_raw_25d5c52d4fbaff54(_gostring_ _swig_go_0, bittw_store *
 }
 
 
-void _wrap_bittw_close_raw_25d5c52d4fbaff54(bittw_store *_swig_go_0) {
+void _wrap_bittw_close_raw_9700e65527664582(bittw_store *_swig_go_0) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   
   arg1 = (bittw_store *)_swig_go_0;
@@ -1278,7 +1180,7 @@ void _wrap_bittw_close_raw_25d5c52d4fbaff54(bittw_store *_swig_go_0) {
 }
 
 
-void _wrap_bittw_free_raw_25d5c52d4fbaff54(bittw_store *_swig_go_0) {
+void _wrap_bittw_free_raw_9700e65527664582(bittw_store *_swig_go_0) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   
   arg1 = (bittw_store *)_swig_go_0;
@@ -1288,7 +1190,7 @@ void _wrap_bittw_free_raw_25d5c52d4fbaff54(bittw_store *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_txn_begin_raw_25d5c52d4fbaff54(bittw_store *_swig_go_0, bittw_txn **_swig_go_1) {
+intgo _wrap_bitt_txn_begin_raw_9700e65527664582(bittw_store *_swig_go_0, bittw_txn **_swig_go_1) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   bittw_txn **arg2 = (bittw_txn **) 0 ;
   bittw_store *box1 = NULL ;
@@ -1320,7 +1222,7 @@ intgo _wrap_bitt_txn_begin_raw_25d5c52d4fbaff54(bittw_store *_swig_go_0, bittw_t
 }
 
 
-void _wrap_bitt_txn_free_raw_25d5c52d4fbaff54(bittw_txn *_swig_go_0) {
+void _wrap_bitt_txn_free_raw_9700e65527664582(bittw_txn *_swig_go_0) {
   bittw_txn *arg1 = (bittw_txn *) 0 ;
   
   arg1 = (bittw_txn *)_swig_go_0;
@@ -1330,7 +1232,7 @@ void _wrap_bitt_txn_free_raw_25d5c52d4fbaff54(bittw_txn *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_pubsub_subscribe_raw_25d5c52d4fbaff54(bittw_store *_swig_go_0, _gostring_ _swig_go_1, bittw_sub **_swig_go_2) {
+intgo _wrap_bitt_pubsub_subscribe_raw_9700e65527664582(bittw_store *_swig_go_0, _gostring_ _swig_go_1, bittw_sub **_swig_go_2) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bittw_sub **arg3 = (bittw_sub **) 0 ;
@@ -1369,7 +1271,7 @@ intgo _wrap_bitt_pubsub_subscribe_raw_25d5c52d4fbaff54(bittw_store *_swig_go_0, 
 }
 
 
-void _wrap_bitt_pubsub_close_raw_25d5c52d4fbaff54(bittw_sub *_swig_go_0) {
+void _wrap_bitt_pubsub_close_raw_9700e65527664582(bittw_sub *_swig_go_0) {
   bittw_sub *arg1 = (bittw_sub *) 0 ;
   
   arg1 = (bittw_sub *)_swig_go_0;
@@ -1379,7 +1281,7 @@ void _wrap_bitt_pubsub_close_raw_25d5c52d4fbaff54(bittw_sub *_swig_go_0) {
 }
 
 
-intgo _wrap_bittw_kv_get_many_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_kv_get_many_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void **arg2 = (void **) 0 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1451,7 +1353,7 @@ intgo _wrap_bittw_kv_get_many_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bittw_kv_list_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, _goslice_ _swig_go_7) {
+intgo _wrap_bittw_kv_list_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, _goslice_ _swig_go_7) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1512,7 +1414,7 @@ intgo _wrap_bittw_kv_list_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_
 }
 
 
-intgo _wrap_bittw_queue_enqueue_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, long long *_swig_go_7) {
+intgo _wrap_bittw_queue_enqueue_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, long long *_swig_go_7) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1565,7 +1467,7 @@ intgo _wrap_bittw_queue_enqueue_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_txn_enqueue_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_txn_enqueue_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1619,7 +1521,118 @@ intgo _wrap_bittw_txn_enqueue_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bittw_queue_dequeue_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, _goslice_ _swig_go_5) {
+intgo _wrap_bittw_queue_enqueue2_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7, long long *_swig_go_8) {
+  bitt_store *arg1 = (bitt_store *) 0 ;
+  char *arg2 = (char *) 0 ;
+  void *arg3 = (void *) 0 ;
+  size_t arg4 ;
+  int arg5 ;
+  int64_t arg6 ;
+  uint32_t arg7 ;
+  void *arg8 = (void *) 0 ;
+  size_t arg9 ;
+  int32_t arg10 ;
+  uint64_t *arg11 = (uint64_t *) 0 ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    box1 = (bittw_store *)_swig_go_0;
+    if (!box1 || bittw_enter(box1) != 0) {
+      box1 = NULL;
+      bittw_go_refuse("the store is closed");
+      arg1 = NULL;
+    } else {
+      arg1 = bittw_store_of(box1);
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  {
+    arg3 = _swig_go_2.array ? _swig_go_2.array : (void *)"";
+    arg4 = (size_t)_swig_go_2.len;
+  }
+  arg5 = (int)_swig_go_3; 
+  arg6 = (int64_t)_swig_go_4; 
+  arg7 = (uint32_t)_swig_go_5; 
+  {
+    arg8 = _swig_go_6.array;
+    arg9 = _swig_go_6.array ? (size_t)_swig_go_6.len : 0;
+  }
+  arg10 = (int32_t)_swig_go_7; 
+  arg11 = *(uint64_t **)&_swig_go_8; 
+  
+  result = (int)bittw_queue_enqueue2(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(void const *)arg8,arg9,arg10,arg11);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bittw_txn_enqueue2_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7) {
+  bitt_txn *arg1 = (bitt_txn *) 0 ;
+  char *arg2 = (char *) 0 ;
+  void *arg3 = (void *) 0 ;
+  size_t arg4 ;
+  int arg5 ;
+  int64_t arg6 ;
+  uint32_t arg7 ;
+  void *arg8 = (void *) 0 ;
+  size_t arg9 ;
+  int32_t arg10 ;
+  bittw_txn *h1 = NULL ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    h1 = (bittw_txn *)_swig_go_0;
+    arg1 = NULL;
+    if (!h1 || !h1->txn) {
+      bittw_go_refuse("the " "transaction" " is closed");
+    } else if (bittw_enter(bittw_box_of_txn(h1)) != 0) {
+      bittw_go_refuse("the store is closed");
+    } else {
+      box1 = bittw_box_of_txn(h1);
+      arg1 = h1->txn;
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  {
+    arg3 = _swig_go_2.array ? _swig_go_2.array : (void *)"";
+    arg4 = (size_t)_swig_go_2.len;
+  }
+  arg5 = (int)_swig_go_3; 
+  arg6 = (int64_t)_swig_go_4; 
+  arg7 = (uint32_t)_swig_go_5; 
+  {
+    arg8 = _swig_go_6.array;
+    arg9 = _swig_go_6.array ? (size_t)_swig_go_6.len : 0;
+  }
+  arg10 = (int32_t)_swig_go_7; 
+  
+  result = (int)bittw_txn_enqueue2(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5,arg6,arg7,(void const *)arg8,arg9,arg10);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bittw_queue_dequeue_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, _goslice_ _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -1668,7 +1681,7 @@ intgo _wrap_bittw_queue_dequeue_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_queue_dequeue_cancel_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_queue_dequeue_cancel_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -1719,7 +1732,7 @@ intgo _wrap_bittw_queue_dequeue_cancel_raw_25d5c52d4fbaff54(bitt_store *_swig_go
 }
 
 
-intgo _wrap_bittw_queue_stats_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_queue_stats_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_queue_stats *arg3 = (bitt_queue_stats *) 0 ;
@@ -1769,7 +1782,7 @@ intgo _wrap_bittw_queue_stats_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bittw_schedule_list_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_schedule_list_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bitt_schedule ***arg2 = (bitt_schedule ***) 0 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1809,7 +1822,7 @@ intgo _wrap_bittw_schedule_list_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_BITT_VERSION_NUMBER_raw_25d5c52d4fbaff54() {
+intgo _wrap_BITT_VERSION_NUMBER_raw_9700e65527664582() {
   int result;
   intgo _swig_go_result;
   
@@ -1820,7 +1833,7 @@ intgo _wrap_BITT_VERSION_NUMBER_raw_25d5c52d4fbaff54() {
 }
 
 
-_gostring_ _wrap_bitt_version_raw_25d5c52d4fbaff54() {
+_gostring_ _wrap_bitt_version_raw_9700e65527664582() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1831,7 +1844,7 @@ _gostring_ _wrap_bitt_version_raw_25d5c52d4fbaff54() {
 }
 
 
-intgo _wrap_bitt_version_number_raw_25d5c52d4fbaff54() {
+intgo _wrap_bitt_version_number_raw_9700e65527664582() {
   int result;
   intgo _swig_go_result;
   
@@ -1842,7 +1855,7 @@ intgo _wrap_bitt_version_number_raw_25d5c52d4fbaff54() {
 }
 
 
-_gostring_ _wrap_bitt_strerror_raw_25d5c52d4fbaff54(intgo _swig_go_0) {
+_gostring_ _wrap_bitt_strerror_raw_9700e65527664582(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1855,7 +1868,7 @@ _gostring_ _wrap_bitt_strerror_raw_25d5c52d4fbaff54(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_bitt_error_last_raw_25d5c52d4fbaff54() {
+_gostring_ _wrap_bitt_error_last_raw_9700e65527664582() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1866,7 +1879,7 @@ _gostring_ _wrap_bitt_error_last_raw_25d5c52d4fbaff54() {
 }
 
 
-intgo _wrap_bitt_error_last_code_raw_25d5c52d4fbaff54() {
+intgo _wrap_bitt_error_last_code_raw_9700e65527664582() {
   int result;
   intgo _swig_go_result;
   
@@ -1877,13 +1890,13 @@ intgo _wrap_bitt_error_last_code_raw_25d5c52d4fbaff54() {
 }
 
 
-void _wrap_bitt_error_clear_raw_25d5c52d4fbaff54() {
+void _wrap_bitt_error_clear_raw_9700e65527664582() {
   bitt_error_clear();
   
 }
 
 
-intgo _wrap_bitt_store_migrate_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0) {
+intgo _wrap_bitt_store_migrate_raw_9700e65527664582(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   int result;
@@ -1909,7 +1922,7 @@ intgo _wrap_bitt_store_migrate_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_bitt_store_backend_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0) {
+_gostring_ _wrap_bitt_store_backend_raw_9700e65527664582(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   char *result = 0 ;
@@ -1938,7 +1951,7 @@ _gostring_ _wrap_bitt_store_backend_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0)
 }
 
 
-intgo _wrap_bitt_clock_set_manual_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_bitt_clock_set_manual_raw_9700e65527664582(bitt_store *_swig_go_0, long long _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t arg2 ;
   bittw_store *box1 = NULL ;
@@ -1966,7 +1979,7 @@ intgo _wrap_bitt_clock_set_manual_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_clock_advance_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_bitt_clock_advance_raw_9700e65527664582(bitt_store *_swig_go_0, long long _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t arg2 ;
   bittw_store *box1 = NULL ;
@@ -1994,7 +2007,7 @@ intgo _wrap_bitt_clock_advance_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, long
 }
 
 
-intgo _wrap_bitt_clock_use_system_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0) {
+intgo _wrap_bitt_clock_use_system_raw_9700e65527664582(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   int result;
@@ -2020,7 +2033,7 @@ intgo _wrap_bitt_clock_use_system_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_clock_now_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_clock_now_raw_9700e65527664582(bitt_store *_swig_go_0, long long *_swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   bittw_store *box1 = NULL ;
@@ -2048,7 +2061,7 @@ intgo _wrap_bitt_clock_now_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, long lon
 }
 
 
-intgo _wrap_BITT_VALUE_SIZE_MAX_raw_25d5c52d4fbaff54() {
+intgo _wrap_BITT_VALUE_SIZE_MAX_raw_9700e65527664582() {
   int result;
   intgo _swig_go_result;
   
@@ -2059,7 +2072,7 @@ intgo _wrap_BITT_VALUE_SIZE_MAX_raw_25d5c52d4fbaff54() {
 }
 
 
-intgo _wrap_bitt_kv_get_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_kv_get_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2101,7 +2114,7 @@ intgo _wrap_bitt_kv_get_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_set_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_set_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2145,7 +2158,7 @@ intgo _wrap_bitt_kv_set_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_delete_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bitt_kv_delete_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2177,7 +2190,7 @@ intgo _wrap_bitt_kv_delete_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice
 }
 
 
-intgo _wrap_bitt_kv_add_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_add_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2221,7 +2234,7 @@ intgo _wrap_bitt_kv_add_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_take_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_kv_take_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2263,7 +2276,7 @@ intgo _wrap_bitt_kv_take_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ 
 }
 
 
-intgo _wrap_bitt_kv_increment_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_increment_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2303,7 +2316,7 @@ intgo _wrap_bitt_kv_increment_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bitt_kv_purge_expired_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_kv_purge_expired_raw_9700e65527664582(bitt_store *_swig_go_0, long long *_swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   uint64_t *arg2 = (uint64_t *) 0 ;
   bittw_store *box1 = NULL ;
@@ -2331,7 +2344,7 @@ intgo _wrap_bitt_kv_purge_expired_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_txn_check_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_check_raw_9700e65527664582(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2368,7 +2381,7 @@ intgo _wrap_bitt_txn_check_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _goslice_ 
 }
 
 
-intgo _wrap_bitt_txn_set_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_txn_set_raw_9700e65527664582(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2413,7 +2426,7 @@ intgo _wrap_bitt_txn_set_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _goslice_ _s
 }
 
 
-intgo _wrap_bitt_txn_delete_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bitt_txn_delete_raw_9700e65527664582(bitt_txn *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2448,7 +2461,7 @@ intgo _wrap_bitt_txn_delete_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _goslice_
 }
 
 
-intgo _wrap_bitt_txn_sum_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_sum_raw_9700e65527664582(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2485,7 +2498,7 @@ intgo _wrap_bitt_txn_sum_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _goslice_ _s
 }
 
 
-intgo _wrap_bitt_txn_commit_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_txn_commit_raw_9700e65527664582(bitt_txn *_swig_go_0, long long *_swig_go_1) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   uint64_t *arg2 = (uint64_t *) 0 ;
   bittw_txn *h1 = NULL ;
@@ -2516,7 +2529,7 @@ intgo _wrap_bitt_txn_commit_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, long long
 }
 
 
-intgo _wrap_bitt_cancel_new_raw_25d5c52d4fbaff54(bitt_cancel **_swig_go_0) {
+intgo _wrap_bitt_cancel_new_raw_9700e65527664582(bitt_cancel **_swig_go_0) {
   bitt_cancel **arg1 = (bitt_cancel **) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2529,7 +2542,7 @@ intgo _wrap_bitt_cancel_new_raw_25d5c52d4fbaff54(bitt_cancel **_swig_go_0) {
 }
 
 
-void _wrap_bitt_cancel_fire_raw_25d5c52d4fbaff54(bitt_cancel *_swig_go_0) {
+void _wrap_bitt_cancel_fire_raw_9700e65527664582(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   
   arg1 = (bitt_cancel *)_swig_go_0;
@@ -2539,7 +2552,7 @@ void _wrap_bitt_cancel_fire_raw_25d5c52d4fbaff54(bitt_cancel *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_cancel_fired_raw_25d5c52d4fbaff54(bitt_cancel *_swig_go_0) {
+intgo _wrap_bitt_cancel_fired_raw_9700e65527664582(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2552,7 +2565,7 @@ intgo _wrap_bitt_cancel_fired_raw_25d5c52d4fbaff54(bitt_cancel *_swig_go_0) {
 }
 
 
-void _wrap_bitt_cancel_reset_raw_25d5c52d4fbaff54(bitt_cancel *_swig_go_0) {
+void _wrap_bitt_cancel_reset_raw_9700e65527664582(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   
   arg1 = (bitt_cancel *)_swig_go_0;
@@ -2562,7 +2575,7 @@ void _wrap_bitt_cancel_reset_raw_25d5c52d4fbaff54(bitt_cancel *_swig_go_0) {
 }
 
 
-void _wrap_bitt_cancel_free_raw_25d5c52d4fbaff54(bitt_cancel *_swig_go_0) {
+void _wrap_bitt_cancel_free_raw_9700e65527664582(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   
   arg1 = (bitt_cancel *)_swig_go_0;
@@ -2572,7 +2585,7 @@ void _wrap_bitt_cancel_free_raw_25d5c52d4fbaff54(bitt_cancel *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_queue_ack_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_bitt_queue_ack_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2614,7 +2627,7 @@ intgo _wrap_bitt_queue_ack_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_queue_ack_many_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_queue_ack_many_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -2688,7 +2701,7 @@ intgo _wrap_bitt_queue_ack_many_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_queue_nack_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_queue_nack_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2735,7 +2748,7 @@ intgo _wrap_bitt_queue_nack_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bitt_queue_extend_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_queue_extend_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2779,7 +2792,7 @@ intgo _wrap_bitt_queue_extend_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_snooze_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_queue_snooze_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2823,7 +2836,7 @@ intgo _wrap_bitt_queue_snooze_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_get_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_queue_get_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2868,7 +2881,7 @@ intgo _wrap_bitt_queue_get_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_queue_cancel_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_queue_cancel_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2903,7 +2916,7 @@ intgo _wrap_bitt_queue_cancel_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_reschedule_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_queue_reschedule_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2940,7 +2953,7 @@ intgo _wrap_bitt_queue_reschedule_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _
 }
 
 
-intgo _wrap_bitt_queue_dead_list_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_queue_dead_list_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2987,7 +3000,7 @@ intgo _wrap_bitt_queue_dead_list_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_queue_dead_retry_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_queue_dead_retry_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3024,7 +3037,7 @@ intgo _wrap_bitt_queue_dead_retry_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _
 }
 
 
-intgo _wrap_bitt_queue_dead_delete_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_queue_dead_delete_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3061,7 +3074,7 @@ intgo _wrap_bitt_queue_dead_delete_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, 
 }
 
 
-intgo _wrap_bitt_txn_queue_ack_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_bitt_txn_queue_ack_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3106,7 +3119,7 @@ intgo _wrap_bitt_txn_queue_ack_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_txn_queue_nack_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_txn_queue_nack_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3156,7 +3169,7 @@ intgo _wrap_bitt_txn_queue_nack_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_txn_queue_snooze_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_txn_queue_snooze_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3203,7 +3216,7 @@ intgo _wrap_bitt_txn_queue_snooze_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_txn_queue_extend_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_txn_queue_extend_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3250,7 +3263,7 @@ intgo _wrap_bitt_txn_queue_extend_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_txn_queue_cancel_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_queue_cancel_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3288,7 +3301,7 @@ intgo _wrap_bitt_txn_queue_cancel_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_txn_queue_reschedule_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_txn_queue_reschedule_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3328,7 +3341,7 @@ intgo _wrap_bitt_txn_queue_reschedule_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0,
 }
 
 
-intgo _wrap_bitt_lease_acquire_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_lease_acquire_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3374,7 +3387,7 @@ intgo _wrap_bitt_lease_acquire_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_lease_renew_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_lease_renew_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3420,7 +3433,7 @@ intgo _wrap_bitt_lease_renew_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_lease_release_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_lease_release_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3462,7 +3475,7 @@ intgo _wrap_bitt_lease_release_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_lease_get_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+intgo _wrap_bitt_lease_get_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_buf *arg3 = (bitt_buf *) 0 ;
@@ -3511,7 +3524,7 @@ intgo _wrap_bitt_lease_get_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_txn_fence_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_txn_fence_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3556,7 +3569,7 @@ intgo _wrap_bitt_txn_fence_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_
 }
 
 
-intgo _wrap_bitt_txn_outbox_append_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_bitt_txn_outbox_append_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -3600,7 +3613,7 @@ intgo _wrap_bitt_txn_outbox_append_raw_25d5c52d4fbaff54(bitt_txn *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_outbox_append_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long *_swig_go_4) {
+intgo _wrap_bitt_outbox_append_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long *_swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -3643,7 +3656,7 @@ intgo _wrap_bitt_outbox_append_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_outbox_pending_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_outbox_pending_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -3688,7 +3701,7 @@ intgo _wrap_bitt_outbox_pending_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_outbox_ack_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_ack_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3729,7 +3742,7 @@ intgo _wrap_bitt_outbox_ack_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bitt_outbox_fail_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_outbox_fail_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3769,7 +3782,7 @@ intgo _wrap_bitt_outbox_fail_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_outbox_park_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_outbox_park_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3809,7 +3822,7 @@ intgo _wrap_bitt_outbox_park_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_outbox_parked_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_outbox_parked_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int arg3 ;
@@ -3856,7 +3869,7 @@ intgo _wrap_bitt_outbox_parked_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_outbox_retry_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_retry_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3897,7 +3910,7 @@ intgo _wrap_bitt_outbox_retry_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_outbox_discard_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_discard_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3938,7 +3951,7 @@ intgo _wrap_bitt_outbox_discard_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_outbox_counts_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_counts_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3975,7 +3988,7 @@ intgo _wrap_bitt_outbox_counts_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_pubsub_publish_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_pubsub_publish_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -4014,7 +4027,7 @@ intgo _wrap_bitt_pubsub_publish_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_pubsub_next_raw_25d5c52d4fbaff54(bitt_sub *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_pubsub_next_raw_9700e65527664582(bitt_sub *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   bitt_sub *arg1 = (bitt_sub *) 0 ;
   int64_t arg2 ;
   bitt_message **arg3 = (bitt_message **) 0 ;
@@ -4055,7 +4068,7 @@ intgo _wrap_bitt_pubsub_next_raw_25d5c52d4fbaff54(bitt_sub *_swig_go_0, long lon
 }
 
 
-intgo _wrap_bitt_pubsub_next_cancel_raw_25d5c52d4fbaff54(bitt_sub *_swig_go_0, long long _swig_go_1, bitt_cancel *_swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_pubsub_next_cancel_raw_9700e65527664582(bitt_sub *_swig_go_0, long long _swig_go_1, bitt_cancel *_swig_go_2, _goslice_ _swig_go_3) {
   bitt_sub *arg1 = (bitt_sub *) 0 ;
   int64_t arg2 ;
   bitt_cancel *arg3 = (bitt_cancel *) 0 ;
@@ -4098,7 +4111,7 @@ intgo _wrap_bitt_pubsub_next_cancel_raw_25d5c52d4fbaff54(bitt_sub *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_budget_take_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long *_swig_go_6) {
+intgo _wrap_bitt_budget_take_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long *_swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -4141,7 +4154,7 @@ intgo _wrap_bitt_budget_take_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_schedule_upsert_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_schedule_upsert_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, long long _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -4186,7 +4199,7 @@ intgo _wrap_bitt_schedule_upsert_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_schedule_claim_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_schedule_claim_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_schedule **arg3 = (bitt_schedule **) 0 ;
@@ -4225,7 +4238,7 @@ intgo _wrap_bitt_schedule_claim_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_schedule_get_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_schedule_get_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_schedule **arg3 = (bitt_schedule **) 0 ;
@@ -4268,7 +4281,7 @@ intgo _wrap_bitt_schedule_get_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_schedule_delete_raw_25d5c52d4fbaff54(bitt_store *_swig_go_0, _gostring_ _swig_go_1) {
+intgo _wrap_bitt_schedule_delete_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bittw_store *box1 = NULL ;

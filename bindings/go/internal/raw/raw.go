@@ -35,32 +35,32 @@ typedef _goslice_ swig_type_2;
 typedef long long swig_type_3;
 typedef long long swig_type_4;
 typedef _goslice_ swig_type_5;
-typedef _gostring_ swig_type_6;
-typedef _goslice_ swig_type_7;
+typedef _goslice_ swig_type_6;
+typedef long long swig_type_7;
 typedef long long swig_type_8;
 typedef _goslice_ swig_type_9;
-typedef _gostring_ swig_type_10;
+typedef _goslice_ swig_type_10;
 typedef _goslice_ swig_type_11;
-typedef long long swig_type_12;
+typedef _goslice_ swig_type_12;
 typedef _goslice_ swig_type_13;
 typedef _goslice_ swig_type_14;
-typedef long long swig_type_15;
-typedef long long swig_type_16;
-typedef _goslice_ swig_type_17;
+typedef _goslice_ swig_type_15;
+typedef _gostring_ swig_type_16;
+typedef _gostring_ swig_type_17;
 typedef _goslice_ swig_type_18;
 typedef _goslice_ swig_type_19;
 typedef _goslice_ swig_type_20;
 typedef _goslice_ swig_type_21;
 typedef _goslice_ swig_type_22;
 typedef _goslice_ swig_type_23;
-typedef _gostring_ swig_type_24;
+typedef _goslice_ swig_type_24;
 typedef _gostring_ swig_type_25;
 typedef _goslice_ swig_type_26;
-typedef _goslice_ swig_type_27;
+typedef long long swig_type_27;
 typedef _goslice_ swig_type_28;
-typedef _goslice_ swig_type_29;
+typedef _gostring_ swig_type_29;
 typedef _goslice_ swig_type_30;
-typedef _goslice_ swig_type_31;
+typedef long long swig_type_31;
 typedef _goslice_ swig_type_32;
 typedef _gostring_ swig_type_33;
 typedef _goslice_ swig_type_34;
@@ -221,102 +221,102 @@ typedef _goslice_ swig_type_188;
 typedef _gostring_ swig_type_189;
 typedef _goslice_ swig_type_190;
 typedef _gostring_ swig_type_191;
-extern void _wrap_Swig_free_raw_25d5c52d4fbaff54(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_raw_25d5c52d4fbaff54(swig_intgo arg1);
-extern void _wrap_bittw_go_rec_take_raw_25d5c52d4fbaff54(swig_type_1 arg1, swig_type_2 arg2);
-extern swig_type_3 _wrap_bittw_go_error_take_raw_25d5c52d4fbaff54(swig_type_4 arg1, swig_type_5 arg2);
-extern swig_intgo _wrap_bittw_go_queue_enqueue_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_6 arg2, swig_type_7 arg3, swig_intgo arg4, swig_type_8 arg5, swig_intgo arg6, swig_type_9 arg7, swig_intgo arg8, swig_voidp arg9);
-extern swig_intgo _wrap_bittw_go_txn_enqueue_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_10 arg2, swig_type_11 arg3, swig_intgo arg4, swig_type_12 arg5, swig_intgo arg6, swig_type_13 arg7, swig_intgo arg8);
-extern swig_intgo _wrap_bittw_go_queue_dequeue_topics_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_14 arg2, swig_intgo arg3, swig_type_15 arg4, swig_type_16 arg5, uintptr_t arg6, swig_type_17 arg7);
-extern swig_intgo _wrap_bittw_go_kv_batch_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_18 arg2, swig_type_19 arg3);
-extern swig_intgo _wrap_bittw_go_tuple_encode_raw_25d5c52d4fbaff54(swig_type_20 arg1, swig_type_21 arg2);
-extern swig_intgo _wrap_bittw_go_tuple_decode_raw_25d5c52d4fbaff54(swig_type_22 arg1, swig_type_23 arg2);
-extern swig_intgo _wrap_bittw_open_raw_25d5c52d4fbaff54(swig_type_24 arg1, swig_voidp arg2);
-extern void _wrap_bittw_close_raw_25d5c52d4fbaff54(uintptr_t arg1);
-extern void _wrap_bittw_free_raw_25d5c52d4fbaff54(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_txn_begin_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_bitt_txn_free_raw_25d5c52d4fbaff54(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_pubsub_subscribe_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_25 arg2, swig_voidp arg3);
-extern void _wrap_bitt_pubsub_close_raw_25d5c52d4fbaff54(uintptr_t arg1);
-extern swig_intgo _wrap_bittw_kv_get_many_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_26 arg2, swig_type_27 arg3);
-extern swig_intgo _wrap_bittw_kv_list_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_28 arg2, swig_type_29 arg3, swig_type_30 arg4, swig_intgo arg5, swig_intgo arg6, swig_type_31 arg7, swig_type_32 arg8);
-extern swig_intgo _wrap_bittw_queue_enqueue_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_33 arg2, swig_type_34 arg3, swig_intgo arg4, swig_type_35 arg5, swig_intgo arg6, swig_type_36 arg7, swig_voidp arg8);
-extern swig_intgo _wrap_bittw_txn_enqueue_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_37 arg2, swig_type_38 arg3, swig_intgo arg4, swig_type_39 arg5, swig_intgo arg6, swig_type_40 arg7);
-extern swig_intgo _wrap_bittw_queue_dequeue_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_41 arg2, swig_intgo arg3, swig_type_42 arg4, swig_type_43 arg5, swig_type_44 arg6);
-extern swig_intgo _wrap_bittw_queue_dequeue_cancel_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_45 arg2, swig_intgo arg3, swig_type_46 arg4, swig_type_47 arg5, uintptr_t arg6, swig_type_48 arg7);
-extern swig_intgo _wrap_bittw_queue_stats_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_49 arg2, swig_type_50 arg3);
-extern swig_intgo _wrap_bittw_schedule_list_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_51 arg2);
-extern swig_intgo _wrap_BITT_VERSION_NUMBER_raw_25d5c52d4fbaff54(void);
-extern swig_type_52 _wrap_bitt_version_raw_25d5c52d4fbaff54(void);
-extern swig_intgo _wrap_bitt_version_number_raw_25d5c52d4fbaff54(void);
-extern swig_type_53 _wrap_bitt_strerror_raw_25d5c52d4fbaff54(swig_intgo arg1);
-extern swig_type_54 _wrap_bitt_error_last_raw_25d5c52d4fbaff54(void);
-extern swig_intgo _wrap_bitt_error_last_code_raw_25d5c52d4fbaff54(void);
-extern void _wrap_bitt_error_clear_raw_25d5c52d4fbaff54(void);
-extern swig_intgo _wrap_bitt_store_migrate_raw_25d5c52d4fbaff54(uintptr_t arg1);
-extern swig_type_55 _wrap_bitt_store_backend_raw_25d5c52d4fbaff54(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_clock_set_manual_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_56 arg2);
-extern swig_intgo _wrap_bitt_clock_advance_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_57 arg2);
-extern swig_intgo _wrap_bitt_clock_use_system_raw_25d5c52d4fbaff54(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_clock_now_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_BITT_VALUE_SIZE_MAX_raw_25d5c52d4fbaff54(void);
-extern swig_intgo _wrap_bitt_kv_get_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_58 arg2, swig_type_59 arg3);
-extern swig_intgo _wrap_bitt_kv_set_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_60 arg2, swig_type_61 arg3, swig_intgo arg4, swig_type_62 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_delete_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_63 arg2);
-extern swig_intgo _wrap_bitt_kv_add_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_64 arg2, swig_type_65 arg3, swig_intgo arg4, swig_type_66 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_take_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_67 arg2, swig_type_68 arg3);
-extern swig_intgo _wrap_bitt_kv_increment_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_69 arg2, swig_type_70 arg3, swig_type_71 arg4, swig_voidp arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_purge_expired_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_txn_check_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_72 arg2, swig_type_73 arg3);
-extern swig_intgo _wrap_bitt_txn_set_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_74 arg2, swig_type_75 arg3, swig_intgo arg4, swig_type_76 arg5);
-extern swig_intgo _wrap_bitt_txn_delete_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_77 arg2);
-extern swig_intgo _wrap_bitt_txn_sum_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_78 arg2, swig_type_79 arg3);
-extern swig_intgo _wrap_bitt_txn_commit_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_cancel_new_raw_25d5c52d4fbaff54(swig_voidp arg1);
-extern void _wrap_bitt_cancel_fire_raw_25d5c52d4fbaff54(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_cancel_fired_raw_25d5c52d4fbaff54(uintptr_t arg1);
-extern void _wrap_bitt_cancel_reset_raw_25d5c52d4fbaff54(uintptr_t arg1);
-extern void _wrap_bitt_cancel_free_raw_25d5c52d4fbaff54(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_queue_ack_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_80 arg2, swig_type_81 arg3, swig_type_82 arg4);
-extern swig_intgo _wrap_bitt_queue_ack_many_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_83 arg2, swig_type_84 arg3, swig_type_85 arg4);
-extern swig_intgo _wrap_bitt_queue_nack_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_86 arg2, swig_type_87 arg3, swig_type_88 arg4, swig_type_89 arg5, swig_type_90 arg6);
-extern swig_intgo _wrap_bitt_queue_extend_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_91 arg2, swig_type_92 arg3, swig_type_93 arg4, swig_type_94 arg5);
-extern swig_intgo _wrap_bitt_queue_snooze_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_95 arg2, swig_type_96 arg3, swig_type_97 arg4, swig_type_98 arg5);
-extern swig_intgo _wrap_bitt_queue_get_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_99 arg2, swig_type_100 arg3, swig_type_101 arg4);
-extern swig_intgo _wrap_bitt_queue_cancel_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_102 arg2, swig_type_103 arg3);
-extern swig_intgo _wrap_bitt_queue_reschedule_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_104 arg2, swig_type_105 arg3, swig_type_106 arg4);
-extern swig_intgo _wrap_bitt_queue_dead_list_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_107 arg2, swig_type_108 arg3, swig_intgo arg4, swig_type_109 arg5);
-extern swig_intgo _wrap_bitt_queue_dead_retry_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_110 arg2, swig_type_111 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_queue_dead_delete_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_112 arg2, swig_type_113 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_txn_queue_ack_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_114 arg2, swig_type_115 arg3, swig_type_116 arg4);
-extern swig_intgo _wrap_bitt_txn_queue_nack_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_117 arg2, swig_type_118 arg3, swig_type_119 arg4, swig_type_120 arg5, swig_type_121 arg6);
-extern swig_intgo _wrap_bitt_txn_queue_snooze_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_122 arg2, swig_type_123 arg3, swig_type_124 arg4, swig_type_125 arg5);
-extern swig_intgo _wrap_bitt_txn_queue_extend_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_126 arg2, swig_type_127 arg3, swig_type_128 arg4, swig_type_129 arg5);
-extern swig_intgo _wrap_bitt_txn_queue_cancel_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_130 arg2, swig_type_131 arg3);
-extern swig_intgo _wrap_bitt_txn_queue_reschedule_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_132 arg2, swig_type_133 arg3, swig_type_134 arg4);
-extern swig_intgo _wrap_bitt_lease_acquire_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_135 arg2, swig_type_136 arg3, swig_type_137 arg4, swig_voidp arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_lease_renew_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_138 arg2, swig_type_139 arg3, swig_type_140 arg4, swig_type_141 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_lease_release_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_142 arg2, swig_type_143 arg3, swig_type_144 arg4);
-extern swig_intgo _wrap_bitt_lease_get_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_145 arg2, swig_type_146 arg3, swig_voidp arg4, swig_voidp arg5);
-extern swig_intgo _wrap_bitt_txn_fence_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4);
-extern swig_intgo _wrap_bitt_txn_outbox_append_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_150 arg2, swig_type_151 arg3, swig_intgo arg4);
-extern swig_intgo _wrap_bitt_outbox_append_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_152 arg2, swig_type_153 arg3, swig_intgo arg4, swig_voidp arg5);
-extern swig_intgo _wrap_bitt_outbox_pending_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_154 arg2, swig_intgo arg3, swig_type_155 arg4);
-extern swig_intgo _wrap_bitt_outbox_ack_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_156 arg2, swig_type_157 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_fail_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_158 arg2, swig_type_159 arg3, swig_type_160 arg4, swig_type_161 arg5);
-extern swig_intgo _wrap_bitt_outbox_park_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_162 arg2, swig_type_163 arg3, swig_intgo arg4, swig_type_164 arg5);
-extern swig_intgo _wrap_bitt_outbox_parked_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_165 arg2, swig_intgo arg3, swig_intgo arg4, swig_type_166 arg5);
-extern swig_intgo _wrap_bitt_outbox_retry_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_167 arg2, swig_type_168 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_discard_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_169 arg2, swig_type_170 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_counts_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_171 arg2, swig_voidp arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_pubsub_publish_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_172 arg2, swig_type_173 arg3);
-extern swig_intgo _wrap_bitt_pubsub_next_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_174 arg2, swig_type_175 arg3);
-extern swig_intgo _wrap_bitt_pubsub_next_cancel_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_176 arg2, uintptr_t arg3, swig_type_177 arg4);
-extern swig_intgo _wrap_bitt_budget_take_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_178 arg2, swig_type_179 arg3, swig_type_180 arg4, swig_type_181 arg5, swig_type_182 arg6, swig_voidp arg7);
-extern swig_intgo _wrap_bitt_schedule_upsert_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_183 arg2, swig_type_184 arg3, swig_type_185 arg4, swig_intgo arg5, swig_type_186 arg6);
-extern swig_intgo _wrap_bitt_schedule_claim_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_187 arg2, swig_type_188 arg3);
-extern swig_intgo _wrap_bitt_schedule_get_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_189 arg2, swig_type_190 arg3);
-extern swig_intgo _wrap_bitt_schedule_delete_raw_25d5c52d4fbaff54(uintptr_t arg1, swig_type_191 arg2);
+extern void _wrap_Swig_free_raw_9700e65527664582(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_raw_9700e65527664582(swig_intgo arg1);
+extern void _wrap_bittw_go_rec_take_raw_9700e65527664582(swig_type_1 arg1, swig_type_2 arg2);
+extern swig_type_3 _wrap_bittw_go_error_take_raw_9700e65527664582(swig_type_4 arg1, swig_type_5 arg2);
+extern swig_intgo _wrap_bittw_go_queue_dequeue_topics_raw_9700e65527664582(uintptr_t arg1, swig_type_6 arg2, swig_intgo arg3, swig_type_7 arg4, swig_type_8 arg5, uintptr_t arg6, swig_type_9 arg7);
+extern swig_intgo _wrap_bittw_go_kv_batch_raw_9700e65527664582(uintptr_t arg1, swig_type_10 arg2, swig_type_11 arg3);
+extern swig_intgo _wrap_bittw_go_tuple_encode_raw_9700e65527664582(swig_type_12 arg1, swig_type_13 arg2);
+extern swig_intgo _wrap_bittw_go_tuple_decode_raw_9700e65527664582(swig_type_14 arg1, swig_type_15 arg2);
+extern swig_intgo _wrap_bittw_open_raw_9700e65527664582(swig_type_16 arg1, swig_voidp arg2);
+extern void _wrap_bittw_close_raw_9700e65527664582(uintptr_t arg1);
+extern void _wrap_bittw_free_raw_9700e65527664582(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_txn_begin_raw_9700e65527664582(uintptr_t arg1, swig_voidp arg2);
+extern void _wrap_bitt_txn_free_raw_9700e65527664582(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_pubsub_subscribe_raw_9700e65527664582(uintptr_t arg1, swig_type_17 arg2, swig_voidp arg3);
+extern void _wrap_bitt_pubsub_close_raw_9700e65527664582(uintptr_t arg1);
+extern swig_intgo _wrap_bittw_kv_get_many_raw_9700e65527664582(uintptr_t arg1, swig_type_18 arg2, swig_type_19 arg3);
+extern swig_intgo _wrap_bittw_kv_list_raw_9700e65527664582(uintptr_t arg1, swig_type_20 arg2, swig_type_21 arg3, swig_type_22 arg4, swig_intgo arg5, swig_intgo arg6, swig_type_23 arg7, swig_type_24 arg8);
+extern swig_intgo _wrap_bittw_queue_enqueue_raw_9700e65527664582(uintptr_t arg1, swig_type_25 arg2, swig_type_26 arg3, swig_intgo arg4, swig_type_27 arg5, swig_intgo arg6, swig_type_28 arg7, swig_voidp arg8);
+extern swig_intgo _wrap_bittw_txn_enqueue_raw_9700e65527664582(uintptr_t arg1, swig_type_29 arg2, swig_type_30 arg3, swig_intgo arg4, swig_type_31 arg5, swig_intgo arg6, swig_type_32 arg7);
+extern swig_intgo _wrap_bittw_queue_enqueue2_raw_9700e65527664582(uintptr_t arg1, swig_type_33 arg2, swig_type_34 arg3, swig_intgo arg4, swig_type_35 arg5, swig_intgo arg6, swig_type_36 arg7, swig_intgo arg8, swig_voidp arg9);
+extern swig_intgo _wrap_bittw_txn_enqueue2_raw_9700e65527664582(uintptr_t arg1, swig_type_37 arg2, swig_type_38 arg3, swig_intgo arg4, swig_type_39 arg5, swig_intgo arg6, swig_type_40 arg7, swig_intgo arg8);
+extern swig_intgo _wrap_bittw_queue_dequeue_raw_9700e65527664582(uintptr_t arg1, swig_type_41 arg2, swig_intgo arg3, swig_type_42 arg4, swig_type_43 arg5, swig_type_44 arg6);
+extern swig_intgo _wrap_bittw_queue_dequeue_cancel_raw_9700e65527664582(uintptr_t arg1, swig_type_45 arg2, swig_intgo arg3, swig_type_46 arg4, swig_type_47 arg5, uintptr_t arg6, swig_type_48 arg7);
+extern swig_intgo _wrap_bittw_queue_stats_raw_9700e65527664582(uintptr_t arg1, swig_type_49 arg2, swig_type_50 arg3);
+extern swig_intgo _wrap_bittw_schedule_list_raw_9700e65527664582(uintptr_t arg1, swig_type_51 arg2);
+extern swig_intgo _wrap_BITT_VERSION_NUMBER_raw_9700e65527664582(void);
+extern swig_type_52 _wrap_bitt_version_raw_9700e65527664582(void);
+extern swig_intgo _wrap_bitt_version_number_raw_9700e65527664582(void);
+extern swig_type_53 _wrap_bitt_strerror_raw_9700e65527664582(swig_intgo arg1);
+extern swig_type_54 _wrap_bitt_error_last_raw_9700e65527664582(void);
+extern swig_intgo _wrap_bitt_error_last_code_raw_9700e65527664582(void);
+extern void _wrap_bitt_error_clear_raw_9700e65527664582(void);
+extern swig_intgo _wrap_bitt_store_migrate_raw_9700e65527664582(uintptr_t arg1);
+extern swig_type_55 _wrap_bitt_store_backend_raw_9700e65527664582(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_clock_set_manual_raw_9700e65527664582(uintptr_t arg1, swig_type_56 arg2);
+extern swig_intgo _wrap_bitt_clock_advance_raw_9700e65527664582(uintptr_t arg1, swig_type_57 arg2);
+extern swig_intgo _wrap_bitt_clock_use_system_raw_9700e65527664582(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_clock_now_raw_9700e65527664582(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_BITT_VALUE_SIZE_MAX_raw_9700e65527664582(void);
+extern swig_intgo _wrap_bitt_kv_get_raw_9700e65527664582(uintptr_t arg1, swig_type_58 arg2, swig_type_59 arg3);
+extern swig_intgo _wrap_bitt_kv_set_raw_9700e65527664582(uintptr_t arg1, swig_type_60 arg2, swig_type_61 arg3, swig_intgo arg4, swig_type_62 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_delete_raw_9700e65527664582(uintptr_t arg1, swig_type_63 arg2);
+extern swig_intgo _wrap_bitt_kv_add_raw_9700e65527664582(uintptr_t arg1, swig_type_64 arg2, swig_type_65 arg3, swig_intgo arg4, swig_type_66 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_take_raw_9700e65527664582(uintptr_t arg1, swig_type_67 arg2, swig_type_68 arg3);
+extern swig_intgo _wrap_bitt_kv_increment_raw_9700e65527664582(uintptr_t arg1, swig_type_69 arg2, swig_type_70 arg3, swig_type_71 arg4, swig_voidp arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_purge_expired_raw_9700e65527664582(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_txn_check_raw_9700e65527664582(uintptr_t arg1, swig_type_72 arg2, swig_type_73 arg3);
+extern swig_intgo _wrap_bitt_txn_set_raw_9700e65527664582(uintptr_t arg1, swig_type_74 arg2, swig_type_75 arg3, swig_intgo arg4, swig_type_76 arg5);
+extern swig_intgo _wrap_bitt_txn_delete_raw_9700e65527664582(uintptr_t arg1, swig_type_77 arg2);
+extern swig_intgo _wrap_bitt_txn_sum_raw_9700e65527664582(uintptr_t arg1, swig_type_78 arg2, swig_type_79 arg3);
+extern swig_intgo _wrap_bitt_txn_commit_raw_9700e65527664582(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_cancel_new_raw_9700e65527664582(swig_voidp arg1);
+extern void _wrap_bitt_cancel_fire_raw_9700e65527664582(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_cancel_fired_raw_9700e65527664582(uintptr_t arg1);
+extern void _wrap_bitt_cancel_reset_raw_9700e65527664582(uintptr_t arg1);
+extern void _wrap_bitt_cancel_free_raw_9700e65527664582(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_queue_ack_raw_9700e65527664582(uintptr_t arg1, swig_type_80 arg2, swig_type_81 arg3, swig_type_82 arg4);
+extern swig_intgo _wrap_bitt_queue_ack_many_raw_9700e65527664582(uintptr_t arg1, swig_type_83 arg2, swig_type_84 arg3, swig_type_85 arg4);
+extern swig_intgo _wrap_bitt_queue_nack_raw_9700e65527664582(uintptr_t arg1, swig_type_86 arg2, swig_type_87 arg3, swig_type_88 arg4, swig_type_89 arg5, swig_type_90 arg6);
+extern swig_intgo _wrap_bitt_queue_extend_raw_9700e65527664582(uintptr_t arg1, swig_type_91 arg2, swig_type_92 arg3, swig_type_93 arg4, swig_type_94 arg5);
+extern swig_intgo _wrap_bitt_queue_snooze_raw_9700e65527664582(uintptr_t arg1, swig_type_95 arg2, swig_type_96 arg3, swig_type_97 arg4, swig_type_98 arg5);
+extern swig_intgo _wrap_bitt_queue_get_raw_9700e65527664582(uintptr_t arg1, swig_type_99 arg2, swig_type_100 arg3, swig_type_101 arg4);
+extern swig_intgo _wrap_bitt_queue_cancel_raw_9700e65527664582(uintptr_t arg1, swig_type_102 arg2, swig_type_103 arg3);
+extern swig_intgo _wrap_bitt_queue_reschedule_raw_9700e65527664582(uintptr_t arg1, swig_type_104 arg2, swig_type_105 arg3, swig_type_106 arg4);
+extern swig_intgo _wrap_bitt_queue_dead_list_raw_9700e65527664582(uintptr_t arg1, swig_type_107 arg2, swig_type_108 arg3, swig_intgo arg4, swig_type_109 arg5);
+extern swig_intgo _wrap_bitt_queue_dead_retry_raw_9700e65527664582(uintptr_t arg1, swig_type_110 arg2, swig_type_111 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_queue_dead_delete_raw_9700e65527664582(uintptr_t arg1, swig_type_112 arg2, swig_type_113 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_txn_queue_ack_raw_9700e65527664582(uintptr_t arg1, swig_type_114 arg2, swig_type_115 arg3, swig_type_116 arg4);
+extern swig_intgo _wrap_bitt_txn_queue_nack_raw_9700e65527664582(uintptr_t arg1, swig_type_117 arg2, swig_type_118 arg3, swig_type_119 arg4, swig_type_120 arg5, swig_type_121 arg6);
+extern swig_intgo _wrap_bitt_txn_queue_snooze_raw_9700e65527664582(uintptr_t arg1, swig_type_122 arg2, swig_type_123 arg3, swig_type_124 arg4, swig_type_125 arg5);
+extern swig_intgo _wrap_bitt_txn_queue_extend_raw_9700e65527664582(uintptr_t arg1, swig_type_126 arg2, swig_type_127 arg3, swig_type_128 arg4, swig_type_129 arg5);
+extern swig_intgo _wrap_bitt_txn_queue_cancel_raw_9700e65527664582(uintptr_t arg1, swig_type_130 arg2, swig_type_131 arg3);
+extern swig_intgo _wrap_bitt_txn_queue_reschedule_raw_9700e65527664582(uintptr_t arg1, swig_type_132 arg2, swig_type_133 arg3, swig_type_134 arg4);
+extern swig_intgo _wrap_bitt_lease_acquire_raw_9700e65527664582(uintptr_t arg1, swig_type_135 arg2, swig_type_136 arg3, swig_type_137 arg4, swig_voidp arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_lease_renew_raw_9700e65527664582(uintptr_t arg1, swig_type_138 arg2, swig_type_139 arg3, swig_type_140 arg4, swig_type_141 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_lease_release_raw_9700e65527664582(uintptr_t arg1, swig_type_142 arg2, swig_type_143 arg3, swig_type_144 arg4);
+extern swig_intgo _wrap_bitt_lease_get_raw_9700e65527664582(uintptr_t arg1, swig_type_145 arg2, swig_type_146 arg3, swig_voidp arg4, swig_voidp arg5);
+extern swig_intgo _wrap_bitt_txn_fence_raw_9700e65527664582(uintptr_t arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4);
+extern swig_intgo _wrap_bitt_txn_outbox_append_raw_9700e65527664582(uintptr_t arg1, swig_type_150 arg2, swig_type_151 arg3, swig_intgo arg4);
+extern swig_intgo _wrap_bitt_outbox_append_raw_9700e65527664582(uintptr_t arg1, swig_type_152 arg2, swig_type_153 arg3, swig_intgo arg4, swig_voidp arg5);
+extern swig_intgo _wrap_bitt_outbox_pending_raw_9700e65527664582(uintptr_t arg1, swig_type_154 arg2, swig_intgo arg3, swig_type_155 arg4);
+extern swig_intgo _wrap_bitt_outbox_ack_raw_9700e65527664582(uintptr_t arg1, swig_type_156 arg2, swig_type_157 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_fail_raw_9700e65527664582(uintptr_t arg1, swig_type_158 arg2, swig_type_159 arg3, swig_type_160 arg4, swig_type_161 arg5);
+extern swig_intgo _wrap_bitt_outbox_park_raw_9700e65527664582(uintptr_t arg1, swig_type_162 arg2, swig_type_163 arg3, swig_intgo arg4, swig_type_164 arg5);
+extern swig_intgo _wrap_bitt_outbox_parked_raw_9700e65527664582(uintptr_t arg1, swig_type_165 arg2, swig_intgo arg3, swig_intgo arg4, swig_type_166 arg5);
+extern swig_intgo _wrap_bitt_outbox_retry_raw_9700e65527664582(uintptr_t arg1, swig_type_167 arg2, swig_type_168 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_discard_raw_9700e65527664582(uintptr_t arg1, swig_type_169 arg2, swig_type_170 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_counts_raw_9700e65527664582(uintptr_t arg1, swig_type_171 arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_pubsub_publish_raw_9700e65527664582(uintptr_t arg1, swig_type_172 arg2, swig_type_173 arg3);
+extern swig_intgo _wrap_bitt_pubsub_next_raw_9700e65527664582(uintptr_t arg1, swig_type_174 arg2, swig_type_175 arg3);
+extern swig_intgo _wrap_bitt_pubsub_next_cancel_raw_9700e65527664582(uintptr_t arg1, swig_type_176 arg2, uintptr_t arg3, swig_type_177 arg4);
+extern swig_intgo _wrap_bitt_budget_take_raw_9700e65527664582(uintptr_t arg1, swig_type_178 arg2, swig_type_179 arg3, swig_type_180 arg4, swig_type_181 arg5, swig_type_182 arg6, swig_voidp arg7);
+extern swig_intgo _wrap_bitt_schedule_upsert_raw_9700e65527664582(uintptr_t arg1, swig_type_183 arg2, swig_type_184 arg3, swig_type_185 arg4, swig_intgo arg5, swig_type_186 arg6);
+extern swig_intgo _wrap_bitt_schedule_claim_raw_9700e65527664582(uintptr_t arg1, swig_type_187 arg2, swig_type_188 arg3);
+extern swig_intgo _wrap_bitt_schedule_get_raw_9700e65527664582(uintptr_t arg1, swig_type_189 arg2, swig_type_190 arg3);
+extern swig_intgo _wrap_bitt_schedule_delete_raw_9700e65527664582(uintptr_t arg1, swig_type_191 arg2);
 #undef intgo
 */
 import "C"
@@ -359,20 +359,20 @@ func swigCopyString(s string) string {
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_25d5c52d4fbaff54(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_9700e65527664582(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
 func Bittw_go_rec_take(arg1 uint64, arg2 []byte) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_bittw_go_rec_take_raw_25d5c52d4fbaff54(C.swig_type_1(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)))
+	C._wrap_bittw_go_rec_take_raw_9700e65527664582(C.swig_type_1(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -382,56 +382,9 @@ func Bittw_go_error_take(arg1 int64, arg2 []byte) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_bittw_go_error_take_raw_25d5c52d4fbaff54(C.swig_type_4(_swig_i_0), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_bittw_go_error_take_raw_9700e65527664582(C.swig_type_4(_swig_i_0), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
-	}
-	return swig_r
-}
-
-func Bittw_go_queue_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 int64, arg6 uint, arg7 []byte, arg8 int, arg9 *uint64) (_swig_ret int) {
-	var swig_r int
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	_swig_i_5 := arg6
-	_swig_i_6 := arg7
-	_swig_i_7 := arg8
-	_swig_i_8 := arg9
-	swig_r = (int)(C._wrap_bittw_go_queue_enqueue_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_6)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_8(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_6)), C.swig_intgo(_swig_i_7), C.swig_voidp(_swig_i_8)))
-	if Swig_escape_always_false {
-		Swig_escape_val = arg2
-	}
-	if Swig_escape_always_false {
-		Swig_escape_val = arg3
-	}
-	if Swig_escape_always_false {
-		Swig_escape_val = arg7
-	}
-	return swig_r
-}
-
-func Bittw_go_txn_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 int64, arg6 uint, arg7 []byte, arg8 int) (_swig_ret int) {
-	var swig_r int
-	_swig_i_0 := arg1
-	_swig_i_1 := arg2
-	_swig_i_2 := arg3
-	_swig_i_3 := arg4
-	_swig_i_4 := arg5
-	_swig_i_5 := arg6
-	_swig_i_6 := arg7
-	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_go_txn_enqueue_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_12(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_6)), C.swig_intgo(_swig_i_7)))
-	if Swig_escape_always_false {
-		Swig_escape_val = arg2
-	}
-	if Swig_escape_always_false {
-		Swig_escape_val = arg3
-	}
-	if Swig_escape_always_false {
-		Swig_escape_val = arg7
 	}
 	return swig_r
 }
@@ -445,7 +398,7 @@ func Bittw_go_queue_dequeue_topics(arg1 uintptr, arg2 []byte, arg3 uint, arg4 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bittw_go_queue_dequeue_topics_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_15(_swig_i_3), C.swig_type_16(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_bittw_go_queue_dequeue_topics_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_6)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_7(_swig_i_3), C.swig_type_8(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -460,7 +413,7 @@ func Bittw_go_kv_batch(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_go_kv_batch_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_go_kv_batch_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -474,7 +427,7 @@ func Bittw_go_tuple_encode(arg1 []byte, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_go_tuple_encode_raw_25d5c52d4fbaff54(*(*C.swig_type_20)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_21)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_go_tuple_encode_raw_9700e65527664582(*(*C.swig_type_12)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -488,7 +441,7 @@ func Bittw_go_tuple_decode(arg1 []byte, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_go_tuple_decode_raw_25d5c52d4fbaff54(*(*C.swig_type_22)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_23)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_go_tuple_decode_raw_9700e65527664582(*(*C.swig_type_14)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -544,7 +497,7 @@ func Bittw_open(arg1 string, arg2 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_open_raw_25d5c52d4fbaff54(*(*C.swig_type_24)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bittw_open_raw_9700e65527664582(*(*C.swig_type_16)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -553,25 +506,25 @@ func Bittw_open(arg1 string, arg2 *uintptr) (_swig_ret int) {
 
 func Bittw_close(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bittw_close_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0))
+	C._wrap_bittw_close_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
 }
 
 func Bittw_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bittw_free_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0))
+	C._wrap_bittw_free_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_txn_begin(arg1 uintptr, arg2 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_begin_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_txn_begin_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
 func Bitt_txn_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_txn_free_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_txn_free_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret int) {
@@ -579,7 +532,7 @@ func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret 
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_subscribe_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_pubsub_subscribe_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -588,7 +541,7 @@ func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret 
 
 func Bitt_pubsub_close(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_pubsub_close_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_pubsub_close_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
 }
 
 func Bittw_kv_get_many(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
@@ -596,7 +549,7 @@ func Bittw_kv_get_many(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_kv_get_many_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_27)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_kv_get_many_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -616,7 +569,7 @@ func Bittw_kv_list(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 []byte, arg5 uin
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_kv_list_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_30)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_31)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_7))))
+	swig_r = (int)(C._wrap_bittw_kv_list_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_21)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_23)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_7))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -645,7 +598,7 @@ func Bittw_queue_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_queue_enqueue_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_34)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_35(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_36)(unsafe.Pointer(&_swig_i_6)), C.swig_voidp(_swig_i_7)))
+	swig_r = (int)(C._wrap_bittw_queue_enqueue_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_27(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_6)), C.swig_voidp(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -667,7 +620,54 @@ func Bittw_txn_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bittw_txn_enqueue_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_38)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_39(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_40)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_bittw_txn_enqueue_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_30)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_31(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_6))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg7
+	}
+	return swig_r
+}
+
+func Bittw_queue_enqueue2(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 int64, arg6 uint, arg7 []byte, arg8 int, arg9 *uint64) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	swig_r = (int)(C._wrap_bittw_queue_enqueue2_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_34)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_35(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_36)(unsafe.Pointer(&_swig_i_6)), C.swig_intgo(_swig_i_7), C.swig_voidp(_swig_i_8)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg3
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg7
+	}
+	return swig_r
+}
+
+func Bittw_txn_enqueue2(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 int64, arg6 uint, arg7 []byte, arg8 int) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	swig_r = (int)(C._wrap_bittw_txn_enqueue2_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_38)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_39(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_40)(unsafe.Pointer(&_swig_i_6)), C.swig_intgo(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -688,7 +688,7 @@ func Bittw_queue_dequeue(arg1 uintptr, arg2 string, arg3 uint, arg4 int64, arg5 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bittw_queue_dequeue_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_42(_swig_i_3), C.swig_type_43(_swig_i_4), *(*C.swig_type_44)(unsafe.Pointer(&_swig_i_5))))
+	swig_r = (int)(C._wrap_bittw_queue_dequeue_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_42(_swig_i_3), C.swig_type_43(_swig_i_4), *(*C.swig_type_44)(unsafe.Pointer(&_swig_i_5))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -707,7 +707,7 @@ func Bittw_queue_dequeue_cancel(arg1 uintptr, arg2 string, arg3 uint, arg4 int64
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bittw_queue_dequeue_cancel_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_46(_swig_i_3), C.swig_type_47(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_48)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_bittw_queue_dequeue_cancel_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_46(_swig_i_3), C.swig_type_47(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_48)(unsafe.Pointer(&_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -722,7 +722,7 @@ func Bittw_queue_stats(arg1 uintptr, arg2 string, arg3 []uint64) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_queue_stats_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_49)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_50)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_queue_stats_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_49)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_50)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -736,7 +736,7 @@ func Bittw_schedule_list(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_schedule_list_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_schedule_list_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -749,14 +749,14 @@ const BITT_VERSION_PATCH int = 0
 const BITT_VERSION_STRING string = "0.6.0"
 func _swig_getBITT_VERSION_NUMBER() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_BITT_VERSION_NUMBER_raw_25d5c52d4fbaff54())
+	swig_r = (int)(C._wrap_BITT_VERSION_NUMBER_raw_9700e65527664582())
 	return swig_r
 }
 
 var BITT_VERSION_NUMBER int = _swig_getBITT_VERSION_NUMBER()
 func Bitt_version() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_bitt_version_raw_25d5c52d4fbaff54()
+	swig_r_p := C._wrap_bitt_version_raw_9700e65527664582()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -765,7 +765,7 @@ func Bitt_version() (_swig_ret string) {
 
 func Bitt_version_number() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_bitt_version_number_raw_25d5c52d4fbaff54())
+	swig_r = (int)(C._wrap_bitt_version_number_raw_9700e65527664582())
 	return swig_r
 }
 
@@ -792,7 +792,7 @@ const BITT_ECANCELED int = -16
 func Bitt_strerror(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_bitt_strerror_raw_25d5c52d4fbaff54(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_bitt_strerror_raw_9700e65527664582(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -801,7 +801,7 @@ func Bitt_strerror(arg1 int) (_swig_ret string) {
 
 func Bitt_error_last() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_bitt_error_last_raw_25d5c52d4fbaff54()
+	swig_r_p := C._wrap_bitt_error_last_raw_9700e65527664582()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -810,12 +810,12 @@ func Bitt_error_last() (_swig_ret string) {
 
 func Bitt_error_last_code() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_bitt_error_last_code_raw_25d5c52d4fbaff54())
+	swig_r = (int)(C._wrap_bitt_error_last_code_raw_9700e65527664582())
 	return swig_r
 }
 
 func Bitt_error_clear() {
-	C._wrap_bitt_error_clear_raw_25d5c52d4fbaff54()
+	C._wrap_bitt_error_clear_raw_9700e65527664582()
 }
 
 const BITT_TUPLE_BYTES int = 1
@@ -826,14 +826,14 @@ const BITT_TUPLE_BOOL int = 5
 func Bitt_store_migrate(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_store_migrate_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_store_migrate_raw_9700e65527664582(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Bitt_store_backend(arg1 uintptr) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_bitt_store_backend_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_bitt_store_backend_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -844,7 +844,7 @@ func Bitt_clock_set_manual(arg1 uintptr, arg2 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_set_manual_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), C.swig_type_56(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_set_manual_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_type_56(_swig_i_1)))
 	return swig_r
 }
 
@@ -852,14 +852,14 @@ func Bitt_clock_advance(arg1 uintptr, arg2 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_advance_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), C.swig_type_57(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_advance_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_type_57(_swig_i_1)))
 	return swig_r
 }
 
 func Bitt_clock_use_system(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_clock_use_system_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_clock_use_system_raw_9700e65527664582(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -867,7 +867,7 @@ func Bitt_clock_now(arg1 uintptr, arg2 *int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_now_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_now_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -878,7 +878,7 @@ const BITT_TTL_NONE int = 0
 const BITT_KEY_SIZE_MAX int = 2400
 func _swig_getBITT_VALUE_SIZE_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_BITT_VALUE_SIZE_MAX_raw_25d5c52d4fbaff54())
+	swig_r = (int)(C._wrap_BITT_VALUE_SIZE_MAX_raw_9700e65527664582())
 	return swig_r
 }
 
@@ -893,7 +893,7 @@ func Bitt_kv_get(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_kv_get_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_58)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_59)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_kv_get_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_58)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_59)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -911,7 +911,7 @@ func Bitt_kv_set(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64, a
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_set_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_60)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_61)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_62(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_set_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_60)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_61)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_62(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -925,7 +925,7 @@ func Bitt_kv_delete(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_kv_delete_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_63)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_kv_delete_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_63)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -940,7 +940,7 @@ func Bitt_kv_add(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64, a
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_add_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_64)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_65)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_66(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_add_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_64)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_65)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_66(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -955,7 +955,7 @@ func Bitt_kv_take(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_kv_take_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_kv_take_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -973,7 +973,7 @@ func Bitt_kv_increment(arg1 uintptr, arg2 []byte, arg3 int64, arg4 int64, arg5 *
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_increment_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_69)(unsafe.Pointer(&_swig_i_1)), C.swig_type_70(_swig_i_2), C.swig_type_71(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_increment_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_69)(unsafe.Pointer(&_swig_i_1)), C.swig_type_70(_swig_i_2), C.swig_type_71(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -985,7 +985,7 @@ func Bitt_kv_purge_expired(arg1 uintptr, arg2 *uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_kv_purge_expired_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_kv_purge_expired_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -994,7 +994,7 @@ func Bitt_txn_check(arg1 uintptr, arg2 []byte, arg3 uint64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_check_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_72)(unsafe.Pointer(&_swig_i_1)), C.swig_type_73(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_check_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_72)(unsafe.Pointer(&_swig_i_1)), C.swig_type_73(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1008,7 +1008,7 @@ func Bitt_txn_set(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64) 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_txn_set_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_74)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_76(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_txn_set_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_74)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_76(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1022,7 +1022,7 @@ func Bitt_txn_delete(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_delete_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_77)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_txn_delete_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_77)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1034,7 +1034,7 @@ func Bitt_txn_sum(arg1 uintptr, arg2 []byte, arg3 int64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_sum_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_78)(unsafe.Pointer(&_swig_i_1)), C.swig_type_79(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_sum_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_78)(unsafe.Pointer(&_swig_i_1)), C.swig_type_79(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1045,7 +1045,7 @@ func Bitt_txn_commit(arg1 uintptr, arg2 *uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_commit_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_txn_commit_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -1053,30 +1053,30 @@ const BITT_NAME_MAX int = 255
 func Bitt_cancel_new(arg1 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_cancel_new_raw_25d5c52d4fbaff54(C.swig_voidp(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_cancel_new_raw_9700e65527664582(C.swig_voidp(_swig_i_0)))
 	return swig_r
 }
 
 func Bitt_cancel_fire(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_cancel_fire_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_cancel_fire_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_cancel_fired(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_cancel_fired_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_cancel_fired_raw_9700e65527664582(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Bitt_cancel_reset(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_cancel_reset_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_cancel_reset_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_cancel_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_cancel_free_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_cancel_free_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
 }
 
 const BITT_DEQUEUE_MAX int = 1000
@@ -1090,7 +1090,7 @@ func Bitt_queue_ack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_ack_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_80)(unsafe.Pointer(&_swig_i_1)), C.swig_type_81(_swig_i_2), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_ack_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_80)(unsafe.Pointer(&_swig_i_1)), C.swig_type_81(_swig_i_2), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1107,7 +1107,7 @@ func Bitt_queue_ack_many(arg1 uintptr, arg2 string, arg3 []byte, arg4 []int32) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_ack_many_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_83)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_ack_many_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_83)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1128,7 +1128,7 @@ func Bitt_queue_nack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5 [
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_queue_nack_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_86)(unsafe.Pointer(&_swig_i_1)), C.swig_type_87(_swig_i_2), *(*C.swig_type_88)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_4)), C.swig_type_90(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_queue_nack_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_86)(unsafe.Pointer(&_swig_i_1)), C.swig_type_87(_swig_i_2), *(*C.swig_type_88)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_4)), C.swig_type_90(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1148,7 +1148,7 @@ func Bitt_queue_extend(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_extend_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_91)(unsafe.Pointer(&_swig_i_1)), C.swig_type_92(_swig_i_2), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_3)), C.swig_type_94(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_queue_extend_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_91)(unsafe.Pointer(&_swig_i_1)), C.swig_type_92(_swig_i_2), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_3)), C.swig_type_94(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1165,7 +1165,7 @@ func Bitt_queue_snooze(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_snooze_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_1)), C.swig_type_96(_swig_i_2), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_3)), C.swig_type_98(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_queue_snooze_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_1)), C.swig_type_96(_swig_i_2), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_3)), C.swig_type_98(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1185,7 +1185,7 @@ func Bitt_queue_get(arg1 uintptr, arg2 string, arg3 uint64, arg4 []byte) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_get_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_1)), C.swig_type_100(_swig_i_2), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_get_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_1)), C.swig_type_100(_swig_i_2), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1200,7 +1200,7 @@ func Bitt_queue_cancel(arg1 uintptr, arg2 string, arg3 uint64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_queue_cancel_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_1)), C.swig_type_103(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_queue_cancel_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_1)), C.swig_type_103(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1213,7 +1213,7 @@ func Bitt_queue_reschedule(arg1 uintptr, arg2 string, arg3 uint64, arg4 int64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_reschedule_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_104)(unsafe.Pointer(&_swig_i_1)), C.swig_type_105(_swig_i_2), C.swig_type_106(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_reschedule_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_104)(unsafe.Pointer(&_swig_i_1)), C.swig_type_105(_swig_i_2), C.swig_type_106(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1227,7 +1227,7 @@ func Bitt_queue_dead_list(arg1 uintptr, arg2 string, arg3 uint64, arg4 uint, arg
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_dead_list_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_1)), C.swig_type_108(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_queue_dead_list_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_1)), C.swig_type_108(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1243,7 +1243,7 @@ func Bitt_queue_dead_retry(arg1 uintptr, arg2 string, arg3 uint64, arg4 *uint64)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_dead_retry_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_110)(unsafe.Pointer(&_swig_i_1)), C.swig_type_111(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_dead_retry_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_110)(unsafe.Pointer(&_swig_i_1)), C.swig_type_111(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1256,7 +1256,7 @@ func Bitt_queue_dead_delete(arg1 uintptr, arg2 string, arg3 uint64, arg4 *uint64
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_dead_delete_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_112)(unsafe.Pointer(&_swig_i_1)), C.swig_type_113(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_dead_delete_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_112)(unsafe.Pointer(&_swig_i_1)), C.swig_type_113(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1270,7 +1270,7 @@ func Bitt_txn_queue_ack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_queue_ack_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_114)(unsafe.Pointer(&_swig_i_1)), C.swig_type_115(_swig_i_2), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_txn_queue_ack_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_114)(unsafe.Pointer(&_swig_i_1)), C.swig_type_115(_swig_i_2), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1288,7 +1288,7 @@ func Bitt_txn_queue_nack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, ar
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_txn_queue_nack_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_1)), C.swig_type_118(_swig_i_2), *(*C.swig_type_119)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_4)), C.swig_type_121(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_nack_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_1)), C.swig_type_118(_swig_i_2), *(*C.swig_type_119)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_4)), C.swig_type_121(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1308,7 +1308,7 @@ func Bitt_txn_queue_snooze(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_txn_queue_snooze_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_122)(unsafe.Pointer(&_swig_i_1)), C.swig_type_123(_swig_i_2), *(*C.swig_type_124)(unsafe.Pointer(&_swig_i_3)), C.swig_type_125(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_snooze_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_122)(unsafe.Pointer(&_swig_i_1)), C.swig_type_123(_swig_i_2), *(*C.swig_type_124)(unsafe.Pointer(&_swig_i_3)), C.swig_type_125(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1325,7 +1325,7 @@ func Bitt_txn_queue_extend(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_txn_queue_extend_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_126)(unsafe.Pointer(&_swig_i_1)), C.swig_type_127(_swig_i_2), *(*C.swig_type_128)(unsafe.Pointer(&_swig_i_3)), C.swig_type_129(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_extend_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_126)(unsafe.Pointer(&_swig_i_1)), C.swig_type_127(_swig_i_2), *(*C.swig_type_128)(unsafe.Pointer(&_swig_i_3)), C.swig_type_129(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1340,7 +1340,7 @@ func Bitt_txn_queue_cancel(arg1 uintptr, arg2 string, arg3 uint64) (_swig_ret in
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_queue_cancel_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_130)(unsafe.Pointer(&_swig_i_1)), C.swig_type_131(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_cancel_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_130)(unsafe.Pointer(&_swig_i_1)), C.swig_type_131(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1353,7 +1353,7 @@ func Bitt_txn_queue_reschedule(arg1 uintptr, arg2 string, arg3 uint64, arg4 int6
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_queue_reschedule_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_1)), C.swig_type_133(_swig_i_2), C.swig_type_134(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_reschedule_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_1)), C.swig_type_133(_swig_i_2), C.swig_type_134(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1368,7 +1368,7 @@ func Bitt_lease_acquire(arg1 uintptr, arg2 string, arg3 string, arg4 int64, arg5
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_lease_acquire_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_135)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_136)(unsafe.Pointer(&_swig_i_2)), C.swig_type_137(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_lease_acquire_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_135)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_136)(unsafe.Pointer(&_swig_i_2)), C.swig_type_137(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1386,7 +1386,7 @@ func Bitt_lease_renew(arg1 uintptr, arg2 string, arg3 string, arg4 uint64, arg5 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_lease_renew_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_138)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_139)(unsafe.Pointer(&_swig_i_2)), C.swig_type_140(_swig_i_3), C.swig_type_141(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_lease_renew_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_138)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_139)(unsafe.Pointer(&_swig_i_2)), C.swig_type_140(_swig_i_3), C.swig_type_141(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1402,7 +1402,7 @@ func Bitt_lease_release(arg1 uintptr, arg2 string, arg3 string, arg4 uint64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_lease_release_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_142)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_143)(unsafe.Pointer(&_swig_i_2)), C.swig_type_144(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_lease_release_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_142)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_143)(unsafe.Pointer(&_swig_i_2)), C.swig_type_144(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1419,7 +1419,7 @@ func Bitt_lease_get(arg1 uintptr, arg2 string, arg3 []byte, arg4 *uint64, arg5 *
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_lease_get_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_145)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_146)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_lease_get_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_145)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_146)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1435,7 +1435,7 @@ func Bitt_txn_fence(arg1 uintptr, arg2 string, arg3 string, arg4 uint64) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_fence_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_147)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_148)(unsafe.Pointer(&_swig_i_2)), C.swig_type_149(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_fence_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_147)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_148)(unsafe.Pointer(&_swig_i_2)), C.swig_type_149(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1453,7 +1453,7 @@ func Bitt_txn_outbox_append(arg1 uintptr, arg2 string, arg3 []byte, arg4 int) (_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_outbox_append_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_150)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_151)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_outbox_append_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_150)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_151)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1470,7 +1470,7 @@ func Bitt_outbox_append(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 *
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_append_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_152)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_153)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_outbox_append_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_152)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_153)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1486,7 +1486,7 @@ func Bitt_outbox_pending(arg1 uintptr, arg2 string, arg3 uint, arg4 []byte) (_sw
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_pending_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_154)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_155)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_outbox_pending_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_154)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_155)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1502,7 +1502,7 @@ func Bitt_outbox_ack(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_ack_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_156)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_157)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_ack_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_156)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_157)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1519,7 +1519,7 @@ func Bitt_outbox_fail(arg1 uintptr, arg2 string, arg3 uint64, arg4 []byte, arg5 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_fail_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_158)(unsafe.Pointer(&_swig_i_1)), C.swig_type_159(_swig_i_2), *(*C.swig_type_160)(unsafe.Pointer(&_swig_i_3)), C.swig_type_161(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_outbox_fail_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_158)(unsafe.Pointer(&_swig_i_1)), C.swig_type_159(_swig_i_2), *(*C.swig_type_160)(unsafe.Pointer(&_swig_i_3)), C.swig_type_161(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1536,7 +1536,7 @@ func Bitt_outbox_park(arg1 uintptr, arg2 string, arg3 uint64, arg4 int, arg5 []b
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_park_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_162)(unsafe.Pointer(&_swig_i_1)), C.swig_type_163(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_164)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_outbox_park_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_162)(unsafe.Pointer(&_swig_i_1)), C.swig_type_163(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_164)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1553,7 +1553,7 @@ func Bitt_outbox_parked(arg1 uintptr, arg2 string, arg3 int, arg4 uint, arg5 []b
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_parked_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_165)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_166)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_outbox_parked_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_165)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_166)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1569,7 +1569,7 @@ func Bitt_outbox_retry(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_retry_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_167)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_168)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_retry_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_167)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_168)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1585,7 +1585,7 @@ func Bitt_outbox_discard(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_discard_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_169)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_170)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_discard_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_169)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_170)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1601,7 +1601,7 @@ func Bitt_outbox_counts(arg1 uintptr, arg2 string, arg3 *uint64, arg4 *uint64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_counts_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_171)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_counts_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_171)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1613,7 +1613,7 @@ func Bitt_pubsub_publish(arg1 uintptr, arg2 string, arg3 []byte) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_publish_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_172)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_173)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_pubsub_publish_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_172)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_173)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1628,7 +1628,7 @@ func Bitt_pubsub_next(arg1 uintptr, arg2 int64, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_next_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), C.swig_type_174(_swig_i_1), *(*C.swig_type_175)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_pubsub_next_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_type_174(_swig_i_1), *(*C.swig_type_175)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1641,7 +1641,7 @@ func Bitt_pubsub_next_cancel(arg1 uintptr, arg2 int64, arg3 uintptr, arg4 []byte
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_pubsub_next_cancel_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), C.swig_type_176(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_pubsub_next_cancel_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_type_176(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg4
 	}
@@ -1657,7 +1657,7 @@ func Bitt_budget_take(arg1 uintptr, arg2 string, arg3 int64, arg4 int64, arg5 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bitt_budget_take_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_178)(unsafe.Pointer(&_swig_i_1)), C.swig_type_179(_swig_i_2), C.swig_type_180(_swig_i_3), C.swig_type_181(_swig_i_4), C.swig_type_182(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int)(C._wrap_bitt_budget_take_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_178)(unsafe.Pointer(&_swig_i_1)), C.swig_type_179(_swig_i_2), C.swig_type_180(_swig_i_3), C.swig_type_181(_swig_i_4), C.swig_type_182(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1672,7 +1672,7 @@ func Bitt_schedule_upsert(arg1 uintptr, arg2 string, arg3 int64, arg4 []byte, ar
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_schedule_upsert_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_183)(unsafe.Pointer(&_swig_i_1)), C.swig_type_184(_swig_i_2), *(*C.swig_type_185)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_type_186(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_schedule_upsert_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_183)(unsafe.Pointer(&_swig_i_1)), C.swig_type_184(_swig_i_2), *(*C.swig_type_185)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_type_186(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1687,7 +1687,7 @@ func Bitt_schedule_claim(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_schedule_claim_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_187)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_188)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_schedule_claim_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_187)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_188)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1702,7 +1702,7 @@ func Bitt_schedule_get(arg1 uintptr, arg2 string, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_schedule_get_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_189)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_190)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_schedule_get_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_189)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_190)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1716,7 +1716,7 @@ func Bitt_schedule_delete(arg1 uintptr, arg2 string) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_schedule_delete_raw_25d5c52d4fbaff54(C.uintptr_t(_swig_i_0), *(*C.swig_type_191)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_schedule_delete_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_191)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
