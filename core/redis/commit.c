@@ -178,15 +178,17 @@ static int read_results(bitt_commit *c, const redisReply *r)
 
 /* The script for c: a lone SET, or a lone DELETE that does not want the
  * old value, has a short one of its own (commit_lua.c) with the same
- * effects and reply; every other commit runs the general one. */
+ * effects and reply; every other commit runs the general one, with the
+ * queue library when it has a queue op by id (scripts.c). */
 static bitt_rd_script_id commit_script(const bitt_commit *c)
 {
-    if (c->count != 1)
-        return RS_COMMIT;
-    if (c->ops[0].type == BITT_OP_SET)
+    if (c->count == 1 && c->ops[0].type == BITT_OP_SET)
         return RS_KV_SET;
-    if (c->ops[0].type == BITT_OP_DELETE && !c->ops[0].want_old)
+    if (c->count == 1 && c->ops[0].type == BITT_OP_DELETE && !c->ops[0].want_old)
         return RS_KV_DELETE;
+    for (size_t i = 0; i < c->count; i++)
+        if (bitt__op_is_queue_by_id(&c->ops[i]))
+            return RS_COMMIT_QUEUE;
     return RS_COMMIT;
 }
 

@@ -1,4 +1,6 @@
-/* core/redis/commit_lua.c: the commit script (commit.c runs it). */
+/* core/redis/commit_lua.c: the commit script (commit.c runs it). Its
+ * queue ops' branches call the queue library (lua_queue.c): they run only
+ * as RS_COMMIT_QUEUE, which has it (scripts.c). */
 #include "redis_internal.h"
 
 const char bitt__rd_lua_commit[] =

@@ -106,6 +106,7 @@ typedef enum bitt_rd_script_id {
     RS_KV_SET_MANY,
     RS_Q_SNOOZE,
     RS_Q_GET,
+    RS_COMMIT_QUEUE,
     RS_COUNT
 } bitt_rd_script_id;
 
