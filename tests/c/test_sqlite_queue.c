@@ -69,29 +69,12 @@ static void test_migrate_v1(void **state)
     assert_int_equal(bitt_kv_set(s, "k2", 2, "v", 1, 0, 0, &v), BITT_OK);
     assert_int_equal(v, 43); /* the enqueue's commit took 42 */
     bitt_store_close(s);
-    assert_int_equal(ts_raw_int(path, "SELECT value FROM meta WHERE name = 'schema_version'"), 2);
+    assert_int_equal(ts_raw_int(path, "SELECT value FROM meta WHERE name = 'schema_version'"), 3);
 
     /* several processes migrating one version-1 file at once */
     ts_fresh_path("v1many.db", path, sizeof path);
     ts_raw_exec(path, v1_schema);
-    pid_t pids[6];
-    for (int i = 0; i < 6; i++) {
-        pids[i] = fork();
-        assert_true(pids[i] >= 0);
-        if (pids[i] == 0) {
-            bitt_store *c;
-            int rc = ts_open_url(&c, "sqlite:%s?busy_timeout=60000", path);
-            if (rc == BITT_OK)
-                rc = bitt_queue_enqueue(c, "t", "x", 1, 0, NULL, NULL);
-            bitt_store_close(c);
-            _exit(rc == BITT_OK ? 0 : 1);
-        }
-    }
-    for (int i = 0; i < 6; i++) {
-        int st;
-        waitpid(pids[i], &st, 0);
-        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    }
+    ts_processes_enqueue(path, 6);
     assert_int_equal(ts_raw_int(path, "SELECT count(*) FROM queue"), 6);
     assert_int_equal(ts_raw_int(path, "SELECT count(*) FROM kv"), 1);
 }
@@ -427,7 +410,7 @@ static int fault_call(int rc, long n, const char *what)
 
 static bitt_queue_stats stats_of(bitt_store *s, const char *topic)
 {
-    bitt_queue_stats st = {BITT_QUEUE_STATS_VERSION, 0, 0, 0, 0, 0};
+    bitt_queue_stats st = {.version = BITT_QUEUE_STATS_VERSION};
     assert_int_equal(bitt_queue_stats_get(s, topic, &st), BITT_OK);
     return st;
 }
@@ -487,7 +470,7 @@ static void fault_run(const char *url, long n, int *hit)
     bitt_messages_free(l);
     l = NULL;
     uint64_t count;
-    bitt_queue_stats st = {BITT_QUEUE_STATS_VERSION, 0, 0, 0, 0, 0};
+    bitt_queue_stats st = {.version = BITT_QUEUE_STATS_VERSION};
     CALL("stats", bitt_queue_stats_get(s, "t", &st));
     CALL("dead retry", bitt_queue_dead_retry(s, "t", 0, &count));
     CALL("dead delete", bitt_queue_dead_delete(s, "t", 0, &count));
@@ -783,7 +766,7 @@ static void diff_queue(uint32_t op)
     } else { /* stats */
         bitt_queue_stats st[2];
         for (int i = 0; i < 2; i++) {
-            st[i] = (bitt_queue_stats){BITT_QUEUE_STATS_VERSION, 0, 0, 0, 0, 0};
+            st[i] = (bitt_queue_stats){.version = BITT_QUEUE_STATS_VERSION};
             r[i] = bitt_queue_stats_get(g_side[i].s, topic, &st[i]);
         }
         same_status(r[0], r[1], "stats");
