@@ -195,7 +195,7 @@ async def test_heartbeat_then_stall_cancels_the_handler(url):
     await s.queue.enqueue("beat", "job")
     s.queue = q = CountingQueue(s.sync.queue)
     cancelled, stalled, errs = [], [], Errors()
-    entered = asyncio.Event()
+    entered, stolen_yet = asyncio.Event(), asyncio.Event()
 
     async def h(m):
         entered.set()
@@ -203,6 +203,9 @@ async def test_heartbeat_then_stall_cancels_the_handler(url):
             await asyncio.get_running_loop().create_future()  # never resolves
         except asyncio.CancelledError:
             cancelled.append(m.id)
+            # Held until the test has taken the message: returning ends the job, and
+            # the worker would claim the message again before the test could.
+            await stolen_yet.wait()
             raise
     w = bitt.aio.Worker(s, "beat", h, lease=1, heartbeat=0.01, wait=0.1, on_error=errs,
                         on_stalled=lambda m: stalled.append(m.id))
@@ -217,6 +220,7 @@ async def test_heartbeat_then_stall_cancels_the_handler(url):
     assert await s.queue.dequeue("beat", lease=LONG) == []
     await s.clock.advance(5)  # past the lease: the next renewal is refused
     (stolen,) = await s.queue.dequeue("beat", lease=LONG)
+    stolen_yet.set()
     await auntil(lambda: len(stalled) == 1, "the stall")
     await auntil(lambda: w.counters.running == 0, "the handler cancelled")
     assert cancelled == [stolen.id] and stalled == [stolen.id]
@@ -327,3 +331,17 @@ async def test_the_error_log_and_store_close_stops_at_once(tmp_path, caplog):
         await b.clock.set_manual(T0)
         (m,) = await b.queue.dequeue("c", lease=LONG)
         assert m.attempts == 1
+
+
+@aio_test
+async def test_a_handler_may_stop_its_own_worker():
+    async with await bitt.aio.open("memory:") as s:
+        holder = {}
+
+        async def h(m):
+            holder["c"] = await holder["w"].stop()  # does not wait on itself
+            return "ok"
+        holder["w"] = w = bitt.aio.Worker(s, "self", h, wait=0.1)
+        await s.queue.enqueue("self", 1)
+        await auntil(lambda: "stopped" in repr(w), "stopped by its handler")
+        assert holder["c"].claimed == 1 and w.counters.completed == 1

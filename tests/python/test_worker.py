@@ -289,12 +289,15 @@ def test_the_heartbeat_keeps_the_lease_of_a_long_handler(store):
 
 def test_a_lost_lease_is_stalled_the_token_fired_nothing_acked(store):
     id_ = store.queue.enqueue("stall", "job")
-    started = threading.Event()
+    started, stolen_yet = threading.Event(), threading.Event()
     out = {}
 
     def h(m, tok):
         started.set()
         out["fired"] = tok.wait(30)
+        # Held until the test has taken the message: returning ends the job, and
+        # the worker would claim the message again before the test could.
+        stolen_yet.wait(30)
         return "late"
     stalled, errs = [], Errors()
     w = bitt.Worker(store, "stall", h, lease=1, heartbeat=0.01, wait=0.1, on_error=errs,
@@ -303,6 +306,7 @@ def test_a_lost_lease_is_stalled_the_token_fired_nothing_acked(store):
     store.clock.advance(2)  # past the lease: every renewal from now on is refused
     (stolen,) = store.queue.dequeue("stall", lease=LONG)
     assert (stolen.id, stolen.attempts) == (id_, 2)
+    stolen_yet.set()
     until(lambda: len(stalled) == 1, "the stall")
     until(lambda: "fired" in out and w.counters.running == 0, "the handler returned")
     assert out["fired"] is True

@@ -36,13 +36,14 @@ class _Acks:
         self._topic = topic
         self._pending: Deque[Tuple[Message, asyncio.Future[None]]] = deque()
         self._busy = False
+        self._drainer: Optional[asyncio.Task[None]] = None
 
     async def ack(self, msg: Message) -> None:
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((msg, fut))
         if not self._busy:
             self._busy = True
-            asyncio.ensure_future(self._drain())
+            self._drainer = asyncio.ensure_future(self._drain())  # kept: tasks are held weakly
         await fut
 
     async def _drain(self) -> None:
@@ -123,6 +124,10 @@ class Worker(Hooks):
         if limit is not None and not self._core.done:
             self._deadlines.append(self._lp.call_later(limit / 1000, self._release_running))
         assert self._stopping is not None
+        me = asyncio.current_task()
+        if me in self._tasks or me is self._stopping or any(
+                me is j.cancel for j in self._core.running):
+            return self._core.counters()  # a handler or hook: no waiting on itself
         return await asyncio.shield(self._stopping)
 
     async def __aenter__(self) -> Worker:
@@ -187,9 +192,9 @@ class Worker(Hooks):
             backoff = 0
             if not batch:
                 continue
-            core.claimed(batch)  # held before any await: stop gives them back
-            if core.lease_ms is None:
-                await self._measure(batch[0])
+            if core.lease_ms is None:  # before any starts: its heartbeat needs it
+                await self._measure(batch[0])  # (stop cancels only the dequeue, not this)
+            core.claimed(batch)
             self._pump()
 
     async def _measure(self, msg: Message) -> None:
@@ -223,17 +228,13 @@ class Worker(Hooks):
             exc = e
         kind, result = outcome_of(value, exc)
         self._core.returned(job)
-        beat = self._beats.pop(job, None)
-        if beat is not None:
-            if job.extending:
-                await asyncio.shield(beat)  # its answer may be the stall
-            else:
-                beat.cancel()
+        await self._quiet(job)  # a renewal in flight: its answer may be the stall
         self._pump()  # the next handler starts while this result is written
         if job.released:  # given back at stop's deadline, which ends it
             return
         if not job.stalled:
             await self._finish(job, kind, result)
+        self._beats.pop(job, None)
         self._core.end(job)
         self._wake()
 
@@ -267,6 +268,17 @@ class Worker(Hooks):
             await self._emit("stalled", job.msg)
 
     # ---- leases ----
+    async def _quiet(self, job: Job[asyncio.Task[object]]) -> None:
+        """The job's heartbeat ended: at once while it sleeps, else once the
+        renewal in flight has answered (a beat only renews a beating job)."""
+        beat = self._beats.get(job)
+        if beat is None:
+            return
+        if job.extending:
+            await asyncio.shield(beat)
+        else:
+            beat.cancel()
+
     async def _beat(self, job: Job[asyncio.Task[object]]) -> None:
         """Renews the job's lease every heartbeat while its handler runs."""
         core = self._core
@@ -325,13 +337,9 @@ class Worker(Hooks):
         self._wake()
 
     async def _release(self, job: Job[asyncio.Task[object]]) -> None:
-        beat = self._beats.pop(job, None)
-        if beat is not None:
-            if job.extending:
-                await asyncio.shield(beat)
-            else:
-                beat.cancel()
+        await self._quiet(job)
         await self._hand_back(job.msg)
+        self._beats.pop(job, None)
         self._core.end(job)
         self._wake()
 

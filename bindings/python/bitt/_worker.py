@@ -144,7 +144,8 @@ class Worker(Hooks):
                 self._deadline = at if self._deadline is None else min(self._deadline, at)
                 self._cv.notify_all()
         self._begin_stop()
-        if threading.current_thread() not in self._threads:  # a hook or handler: no waiting on itself
+        me = threading.current_thread()
+        if me not in self._threads and me is not self._stopper:  # a hook or handler: no waiting on itself
             self._finished.wait()
         return self.counters
 
@@ -196,11 +197,10 @@ class Worker(Hooks):
             backoff = 0
             if not batch:
                 continue
-            with self._cv:
-                core.claimed(batch)
-            if core.lease_ms is None:
+            if core.lease_ms is None:  # before any starts: its heartbeat needs it
                 self._measure(batch[0])
             with self._cv:
+                core.claimed(batch)
                 self._cv.notify_all()  # the handler threads take them
 
     def _measure(self, msg: Message) -> None:
@@ -230,7 +230,7 @@ class Worker(Hooks):
         exc: Optional[BaseException] = None
         try:
             value = self._handler(job.msg, job.cancel)
-        except Exception as e:  # noqa: BLE001 - the handler's failure: a nack
+        except BaseException as e:  # noqa: BLE001 - the handler's failure (sys.exit too): a nack
             exc = e
         kind, result = outcome_of(value, exc)
         with self._cv:
