@@ -651,10 +651,10 @@ BITT_API int bitt_txn_enqueue(bitt_txn *txn, const char *topic, const void *payl
 BITT_API int bitt_txn_queue_ack(bitt_txn *txn, const char *topic, uint64_t id, const char *token);
 BITT_API int bitt_txn_queue_nack(bitt_txn *txn, const char *topic, uint64_t id, const char *token,
                                  const char *error, int64_t delay_ms);
-BITT_API int bitt_txn_queue_snooze(bitt_txn *txn, const char *topic, uint64_t id,
-                                   const char *token, int64_t delay_ms);
-BITT_API int bitt_txn_queue_extend(bitt_txn *txn, const char *topic, uint64_t id,
-                                   const char *token, int64_t lease_ms);
+BITT_API int bitt_txn_queue_snooze(bitt_txn *txn, const char *topic, uint64_t id, const char *token,
+                                   int64_t delay_ms);
+BITT_API int bitt_txn_queue_extend(bitt_txn *txn, const char *topic, uint64_t id, const char *token,
+                                   int64_t lease_ms);
 BITT_API int bitt_txn_queue_cancel(bitt_txn *txn, const char *topic, uint64_t id);
 BITT_API int bitt_txn_queue_reschedule(bitt_txn *txn, const char *topic, uint64_t id,
                                        int64_t delay_ms);
