@@ -579,6 +579,7 @@ static void test_schedule_claimed_once(void **state)
 /* ---- wake-ups across processes ------------------------------------------------- */
 
 static int g_ready[2];
+static int g_started[2];
 
 static int waiting_worker(int i)
 {
@@ -619,7 +620,12 @@ static int waiting_worker(int i)
 static void *publisher(void *arg)
 {
     (void)arg;
-    char c;
+    char c = 'p';
+    /* up and about before the test forks: a fork while this thread was still
+     * being set up (the allocator's lock held by its start) would hand the
+     * children that lock held, and a child's first malloc would wait forever */
+    if (write(g_started[1], &c, 1) != 1)
+        return NULL;
     for (int got = 0; got < 2 && read(g_ready[0], &c, 1) == 1; got++) {
     }
     bitt_store *s = open_store();
@@ -636,8 +642,13 @@ static void test_wakeups_cross_processes(void **state)
     (void)state;
     fresh_prefix("wake");
     assert_int_equal(pipe(g_ready), 0);
+    assert_int_equal(pipe(g_started), 0);
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, publisher, NULL), 0);
+    char c;
+    assert_int_equal(read(g_started[0], &c, 1), 1);
+    close(g_started[0]);
+    close(g_started[1]);
     int st[2];
     run_workers(2, waiting_worker, st);
     close(g_ready[1]);
