@@ -106,7 +106,7 @@ static int q_select(bitt_backend *be, int64_t now, const char *topic, size_t lim
     if (rc == SQLITE_OK)
         rc = bitt__sq_bind_count(st, 3, limit);
     while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        bitt_message f;
+        bitt_message f = {0};
         char token[BITT_TOKEN_LEN + 1];
         bitt__sq_queue_fields(st, topic, &f);
         bitt__token_new(token);

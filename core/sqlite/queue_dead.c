@@ -40,7 +40,7 @@ int bitt__sq_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *t
         if (rc == SQLITE_OK)
             rc = bitt__sq_bind_count(st, 3, limit);
         while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-            bitt_message f;
+            bitt_message f = {0};
             bitt__sq_queue_fields(st, topic, &f);
             if ((status = bitt__sq_push_message(out, &f)) != BITT_OK)
                 break;

@@ -427,7 +427,7 @@ static int fault_call(int rc, long n, const char *what)
 
 static bitt_queue_stats stats_of(bitt_store *s, const char *topic)
 {
-    bitt_queue_stats st = {BITT_QUEUE_STATS_VERSION, 0, 0, 0, 0, 0};
+    bitt_queue_stats st = {.version = BITT_QUEUE_STATS_VERSION};
     assert_int_equal(bitt_queue_stats_get(s, topic, &st), BITT_OK);
     return st;
 }
@@ -487,7 +487,7 @@ static void fault_run(const char *url, long n, int *hit)
     bitt_messages_free(l);
     l = NULL;
     uint64_t count;
-    bitt_queue_stats st = {BITT_QUEUE_STATS_VERSION, 0, 0, 0, 0, 0};
+    bitt_queue_stats st = {.version = BITT_QUEUE_STATS_VERSION};
     CALL("stats", bitt_queue_stats_get(s, "t", &st));
     CALL("dead retry", bitt_queue_dead_retry(s, "t", 0, &count));
     CALL("dead delete", bitt_queue_dead_delete(s, "t", 0, &count));
@@ -783,7 +783,7 @@ static void diff_queue(uint32_t op)
     } else { /* stats */
         bitt_queue_stats st[2];
         for (int i = 0; i < 2; i++) {
-            st[i] = (bitt_queue_stats){BITT_QUEUE_STATS_VERSION, 0, 0, 0, 0, 0};
+            st[i] = (bitt_queue_stats){.version = BITT_QUEUE_STATS_VERSION};
             r[i] = bitt_queue_stats_get(g_side[i].s, topic, &st[i]);
         }
         same_status(r[0], r[1], "stats");
