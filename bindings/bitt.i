@@ -1067,6 +1067,17 @@ BITTW_JS_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
 %typemap(in) uint64_t { if (!bittw_js_get_u64(env, $input, "$1_name", &$1)) SWIG_fail; }
 %typemap(in) uint32_t { if (!bittw_js_get_u32(env, $input, "$1_name", &$1)) SWIG_fail; }
 %typemap(in) int { if (!bittw_js_get_int(env, $input, "$1_name", &$1)) SWIG_fail; }
+%typemap(in) int32_t { if (!bittw_js_get_i32(env, $input, "$1_name", &$1)) SWIG_fail; }
+
+/* the topics of a dequeue over several: an array of names, copied; passed
+ * as given (the core refuses an empty, repeating or bad list) */
+%typemap(in, noblock=1) (const char *const *topics, size_t topic_count)
+    (std::vector<std::string> texts, std::vector<const char *> ptrs) {
+  if (!bittw_js_get_texts(env, $input, "topics", &texts)) SWIG_fail;
+  ptrs.resize(texts.size() + 1);
+  for (size_t i_ = 0; i_ < texts.size(); i_++) ptrs[i_] = texts[i_].c_str();
+  $1 = ($1_ltype)ptrs.data(); $2 = texts.size();
+}
 
 /* outputs: appended after the status ([status, out...]) */
 %typemap(in, numinputs=0) uint64_t *OUTPUT_U64 (uint64_t tmp = 0) "$1 = &tmp;";

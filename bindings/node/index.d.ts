@@ -41,6 +41,10 @@ export class Entry {
   toJSON(): { key: Buffer; value: JsonableValue; kind: number; version: string; expiresAt: Date | null };
 }
 
+/** Where a queue message is: claimable now (also a lease that ran out),
+ * claimable from dueAt, under a live lease until dueAt, or a dead letter. */
+export type MessageState = 'pending' | 'delayed' | 'leased' | 'dead';
+
 export class Message {
   readonly id: bigint;
   readonly topic: string;
@@ -56,12 +60,18 @@ export class Message {
   /** Dead letters: when it died; parked events: when parked; else null. */
   readonly failedAt: Date | null;
   readonly parkReason: number;
+  /** Queue: 'leased' for a delivery, 'dead' for a dead letter, as it is for
+   * queue.get (where dueAt is when a pending or delayed message is claimable,
+   * or a leased one's lease ends); null outside the queue. */
+  readonly state: MessageState | null;
+  /** Queue: its priority (higher is claimed first); 0 elsewhere. */
+  readonly priority: number;
   /** The payload decoded by its kind. */
   readonly value: StoredValue;
   toJSON(): {
     id: string; topic: string; value: JsonableValue; kind: number; token: string | null; attempts: number;
     maxAttempts: number; lastError: string | null; createdAt: Date; dueAt: Date | null; failedAt: Date | null;
-    parkReason: number;
+    parkReason: number; state: MessageState | null; priority: number;
   };
 }
 
@@ -120,7 +130,8 @@ export interface Page {
 /** An AbortSignal ends the call's wait: it rejects with AbortError, having leased nothing. */
 export interface SignalOptions { signal?: AbortSignal | null }
 export interface TtlOptions { ttl?: Milliseconds }
-export interface EnqueueOptions { delay?: Milliseconds; maxAttempts?: number; dedupKey?: Key | null }
+/** priority: an int32 (default 0); a higher one is claimed first. */
+export interface EnqueueOptions { delay?: Milliseconds; maxAttempts?: number; dedupKey?: Key | null; priority?: number }
 export interface DequeueOptions extends SignalOptions { limit?: number; lease?: Milliseconds; wait?: Milliseconds }
 export interface ConsumeOptions extends DequeueOptions { prefetch?: number }
 /** delay: ms before the retry; not given: the store's backoff. */
@@ -147,8 +158,16 @@ type R<Sync extends boolean, T> = Sync extends true ? T : Promise<T>;
 
 interface QueueOf<Sync extends boolean> {
   enqueue(topic: Name, payload: Value, options?: EnqueueOptions): R<Sync, bigint>;
-  /** Up to `limit` messages, waiting up to `wait` ms for a first one. */
-  dequeue(topic: Name, options?: DequeueOptions): R<Sync, Message[]>;
+  /** Up to `limit` messages of a topic, or of any of an array of 1 to 64
+   * distinct topics (each message names its own), waiting up to `wait` ms
+   * for a first one. */
+  dequeue(topic: Name | Name[], options?: DequeueOptions): R<Sync, Message[]>;
+  /** The message as it is now (never a token), or null when topic holds no such id. */
+  get(topic: Name, id: Int): R<Sync, Message | null>;
+  /** Deletes a pending, delayed or leased message: whether it was there. */
+  cancel(topic: Name, id: Int): R<Sync, boolean>;
+  /** A pending or delayed message is claimable delayMs from now (default 0): whether it applied. */
+  reschedule(topic: Name, id: Int, delayMs?: Milliseconds): R<Sync, boolean>;
   ack(msg: Message): R<Sync, void>;
   /** Acks many deliveries of topic in one transaction: true per acked one,
    * false where the token was stale (at most 1000 at once). */
@@ -207,6 +226,15 @@ declare class AtomicBase<Self> {
   enqueue(topic: Name, payload: Value, options?: EnqueueOptions): Self;
   fence(name: Name, owner: Name, epoch: Int): Self;
   outboxAppend(stream: Name, event: Value): Self;
+  /** The queue ops, applied with the commit: a delivery op whose lease is
+   * not live with that token at commit fails the commit (StaleToken); at
+   * most one queue op per message id. */
+  queueAck(msg: Message): Self;
+  queueNack(msg: Message, error?: string | null, options?: NackOptions): Self;
+  queueSnooze(topic: Name, id: Int, token: string, delayMs?: Milliseconds): Self;
+  queueExtend(msg: Message, lease: Milliseconds): Self;
+  queueCancel(topic: Name, id: Int): Self;
+  queueReschedule(topic: Name, id: Int, delayMs?: Milliseconds): Self;
   close(): void;
   /** Drops the transaction unless committed. */
   [Symbol.dispose](): void;

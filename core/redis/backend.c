@@ -201,6 +201,8 @@ const bitt_backend_ops bitt__redis_backend = {
 
     .queue_ack_many = bitt__rd_queue_ack_many,
     .queue_snooze = bitt__rd_queue_snooze,
+    .queue_claim_topics = bitt__rd_queue_claim_topics,
+    .queue_get = bitt__rd_queue_get,
     .concurrent = 1,
     .io_slots = bitt__rd_io_slots,
 };

@@ -6,6 +6,10 @@
  * was), then takes the versionstamp (and the message ids and sequence
  * numbers it hands out) from their counters with HINCRBY, and writes.
  *
+ * Queue ops by message id run the steps of the standalone queue calls
+ * (lua_queue.c): a delivery op (ack, nack, snooze, extend) is judged with
+ * the checks, so a stale token fails the commit before anything is written.
+ *
  * Times and ids are computed here or in the script from t->now, never from
  * the server's clock: expiries (bitt__expiry) and due times are sent as
  * decimal strings, like every other integer.
@@ -13,6 +17,16 @@
 #include <string.h>
 
 #include "redis_internal.h"
+
+/* A queue op's head: its type, topic and message id (and token). */
+static void queue_op_head(bitt_rd_args *a, const char *type, const bitt_op *op)
+{
+    bitt__rd_arg_str(a, type);
+    bitt__rd_arg_str(a, op->name);
+    bitt__rd_arg_u64(a, op->version);
+    if (op->owner)
+        bitt__rd_arg_str(a, op->owner);
+}
 
 static int add_op(bitt_rd_args *a, const bitt_op *op, int64_t now)
 {
@@ -49,6 +63,7 @@ static int add_op(bitt_rd_args *a, const bitt_op *op, int64_t now)
         bitt__rd_arg_u64(a, op->max_attempts);
         bitt__rd_arg_str(a, op->aux ? "1" : "0");
         bitt__rd_arg(a, op->aux, op->aux ? op->aux_len : 0);
+        bitt__rd_arg_i64(a, op->priority);
         return BITT_OK;
     case BITT_OP_FENCE:
         bitt__rd_arg_str(a, "6");
@@ -61,6 +76,25 @@ static int add_op(bitt_rd_args *a, const bitt_op *op, int64_t now)
         bitt__rd_arg_str(a, op->name);
         bitt__rd_arg(a, op->value, op->value_len);
         bitt__rd_arg_i64(a, op->kind);
+        return BITT_OK;
+    case BITT_OP_QUEUE_ACK: queue_op_head(a, "8", op); return BITT_OK;
+    case BITT_OP_QUEUE_NACK:
+        queue_op_head(a, "9", op);
+        /* aux: the error text with its NUL (aux_len counts it), or NULL */
+        bitt__rd_arg_str(a, op->aux ? "1" : "0");
+        bitt__rd_arg(a, op->aux, op->aux && op->aux_len ? op->aux_len - 1 : 0);
+        bitt__rd_arg_i64(a, op->delay_ms < 0 ? -1 : op->delay_ms);
+        return BITT_OK;
+    case BITT_OP_QUEUE_SNOOZE:
+    case BITT_OP_QUEUE_EXTEND:
+        queue_op_head(a, op->type == BITT_OP_QUEUE_SNOOZE ? "10" : "11", op);
+        bitt__rd_arg_i64(
+            a, bitt__time_add(now, op->type == BITT_OP_QUEUE_SNOOZE ? op->delay_ms : op->ttl_ms));
+        return BITT_OK;
+    case BITT_OP_QUEUE_CANCEL: queue_op_head(a, "12", op); return BITT_OK;
+    case BITT_OP_QUEUE_RESCHEDULE:
+        queue_op_head(a, "13", op);
+        bitt__rd_arg_i64(a, bitt__time_add(now, op->delay_ms));
         return BITT_OK;
     default:
         return bitt__fail(BITT_EUNSUPPORTED,
@@ -129,6 +163,13 @@ static int read_results(bitt_commit *c, const redisReply *r)
             if (!rc)
                 rc = bitt__rd_u64(r, at++, &op->id, what);
             break;
+        case BITT_OP_QUEUE_CANCEL:
+        case BITT_OP_QUEUE_RESCHEDULE:
+            rc = bitt__rd_elem_count(r, at, 1, what);
+            if (!rc)
+                rc = bitt__rd_i64(r, at++, &v, what);
+            op->found = v != 0;
+            break;
         default: break;
         }
     }
@@ -137,15 +178,17 @@ static int read_results(bitt_commit *c, const redisReply *r)
 
 /* The script for c: a lone SET, or a lone DELETE that does not want the
  * old value, has a short one of its own (commit_lua.c) with the same
- * effects and reply; every other commit runs the general one. */
+ * effects and reply; every other commit runs the general one, with the
+ * queue library when it has a queue op by id (scripts.c). */
 static bitt_rd_script_id commit_script(const bitt_commit *c)
 {
-    if (c->count != 1)
-        return RS_COMMIT;
-    if (c->ops[0].type == BITT_OP_SET)
+    if (c->count == 1 && c->ops[0].type == BITT_OP_SET)
         return RS_KV_SET;
-    if (c->ops[0].type == BITT_OP_DELETE && !c->ops[0].want_old)
+    if (c->count == 1 && c->ops[0].type == BITT_OP_DELETE && !c->ops[0].want_old)
         return RS_KV_DELETE;
+    for (size_t i = 0; i < c->count; i++)
+        if (bitt__op_is_queue_by_id(&c->ops[i]))
+            return RS_COMMIT_QUEUE;
     return RS_COMMIT;
 }
 
@@ -171,8 +214,15 @@ int bitt__rd_commit(bitt_backend *be, bitt_commit *c)
         bitt__rd_arg(&a, c->ops[0].key, c->ops[0].key_len);
     } else {
         bitt__rd_arg_u64(&a, c->count);
-        for (size_t i = 0; !rc && i < c->count; i++)
+        int backoff = 0; /* a nack takes the store's backoff: it follows the ops */
+        for (size_t i = 0; !rc && i < c->count; i++) {
             rc = add_op(&a, &c->ops[i], now);
+            backoff |= c->ops[i].type == BITT_OP_QUEUE_NACK && c->ops[i].delay_ms < 0;
+        }
+        if (!rc && backoff && !c->backoff)
+            rc = bitt__fail(BITT_EINVAL, "commit: a nack without a delay needs the backoff");
+        if (!rc && backoff)
+            bitt__rd_arg_backoff(&a, c->backoff);
     }
     if (rc) {
         bitt__rd_args_free(&a);

@@ -41,7 +41,7 @@ static int run_list(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, siz
     int rc = bitt__rd_run(be, id, a, limit, &r);
     if (rc)
         return rc;
-    rc = bitt__rd_push_messages(r, 1, out, bitt__rd_scripts[id].name);
+    rc = bitt__rd_push_messages(r, 1, BITT_RD_MSG_FIELDS, out, bitt__rd_scripts[id].name);
     freeReplyObject(r);
     return rc;
 }

@@ -108,7 +108,7 @@ int bitt__rd_pubsub_fetch(bitt_backend *be, const bitt_time *t, const char *chan
     int rc = bitt__rd_run(be, RS_P_FETCH, &a, limit, &r);
     if (rc)
         return rc;
-    rc = bitt__rd_push_messages(r, 1, out, "subscription fetch");
+    rc = bitt__rd_push_messages(r, 1, BITT_RD_MSG_FIELDS, out, "subscription fetch");
     freeReplyObject(r);
     return rc;
 }

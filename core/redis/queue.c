@@ -1,11 +1,13 @@
 /*
  * core/redis/queue.c: the queue on Redis. Each call is one script
- * (queue_lua.c) that first dead-letters the topic's expired last leases.
+ * (queue_lua.c, with the steps of lua_queue.c) that first dead-letters the
+ * topic's expired last leases.
  *
  * A message is the hash P m:<id>; its topic's lex sets order it: P qr:<topic>
- * (pending and processing, by pad(due_at) pad(id): the claim order, with
- * due_at the lease's end while processing), P qp:<topic> (processing), P
- * ql:<topic> (processing on the last attempt: what the sweep reads) and P
+ * and one P qr<y>:<topic> per other priority y in use (pending and
+ * processing, by pad(due_at) pad(id): the claim order within a priority,
+ * with due_at the lease's end while processing), P qp:<topic> (processing),
+ * P ql:<topic> (processing on the last attempt: what the sweep reads) and P
  * qx:<topic> (dead, by id). P qk:<topic> maps a dedup key to its live
  * holder. Ack tokens are 24 random hex digits of this call and 8 of the
  * message's position in the batch: fresh for every delivery.
@@ -20,48 +22,72 @@ static void topic_args(bitt_backend *be, bitt_rd_args *a, const bitt_time *t, co
     bitt__rd_arg_str(a, topic);
 }
 
-int bitt__rd_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
-                         int64_t lease_ms, bitt_messages *out)
+/* One claim script over the topics (one, or several at once): priority
+ * first, then (due_at, id) across all of them. */
+int bitt__rd_queue_claim_topics(bitt_backend *be, const bitt_time *t, const char *const *topics,
+                                size_t count, size_t limit, int64_t lease_ms, bitt_messages *out)
 {
     if (!limit)
         return BITT_OK;
     char token[BITT_TOKEN_LEN + 1];
     bitt__token_new(token);
     bitt_rd_args a;
-    topic_args(be, &a, t, topic);
+    bitt__rd_script_args(be, &a, t);
     bitt__rd_arg_u64(&a, limit);
     bitt__rd_arg_i64(&a, bitt__time_add(t->now, lease_ms));
     bitt__rd_arg(&a, token, BITT_TOKEN_LEN - 8);
+    for (size_t i = 0; i < count; i++)
+        bitt__rd_arg_str(&a, topics[i]);
     redisReply *r = NULL;
     int rc = bitt__rd_run(be, RS_Q_CLAIM, &a, limit, &r);
     if (rc)
         return rc;
-    rc = bitt__rd_push_messages(r, 1, out, "queue claim");
+    rc = bitt__rd_push_messages(r, 1, BITT_RD_QMSG_FIELDS, out, "queue claim");
     freeReplyObject(r);
     return rc;
 }
 
-/* Runs a delivery script (ack, nack, extend, snooze): BITT_ETOKEN names why. */
-static int delivery(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, const char *topic,
-                    uint64_t msg_id)
+int bitt__rd_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
+                         int64_t lease_ms, bitt_messages *out)
+{
+    return bitt__rd_queue_claim_topics(be, t, &topic, 1, limit, lease_ms, out);
+}
+
+int bitt__rd_queue_get(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                       bitt_message **out)
+{
+    bitt_rd_args a;
+    topic_args(be, &a, t, topic);
+    bitt__rd_arg_u64(&a, id);
+    redisReply *r = NULL;
+    int rc = bitt__rd_run(be, RS_Q_GET, &a, 1, &r);
+    if (rc) { /* BITT_NOTFOUND: the reply holds nothing more */
+        if (r)
+            freeReplyObject(r);
+        return rc;
+    }
+    bitt_messages *list = bitt__messages_new(1);
+    rc = list ? bitt__rd_push_messages(r, 1, BITT_RD_QMSG_FIELDS, list, "queue get")
+              : bitt__fail(BITT_ENOMEM, "redis: out of memory for a queue message");
+    freeReplyObject(r);
+    if (!rc && list->count != 1)
+        rc = bitt__fail(BITT_EBACKEND, "redis: queue get: the reply has an unexpected shape");
+    if (!rc) {
+        *out = list->items[0];
+        list->count = 0;
+    }
+    bitt_messages_free(list);
+    return rc;
+}
+
+/* Runs a delivery script (ack, nack, extend, snooze): a stale token is
+ * BITT_ETOKEN with the script's message (why, in lua_queue.c's stale). */
+static int delivery(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a)
 {
     redisReply *r = NULL;
-    int rc = bitt__rd_eval(be, id, a, 1, &r);
-    bitt__rd_args_free(a);
-    if (rc)
-        return rc;
-    const char *what = bitt__rd_scripts[id].name;
-    rc = bitt__rd_elem_count(r, 0, 1, what);
-    if (!rc && r->element[0]->type == REDIS_REPLY_INTEGER &&
-        r->element[0]->integer == BITT_ETOKEN && r->elements == 2) {
-        size_t len;
-        const char *why = bitt__rd_str(r, 1, &len);
-        rc = bitt__fail(BITT_ETOKEN, "message %llu of topic '%s': stale ack token (%.*s)",
-                        (unsigned long long)msg_id, topic, (int)(why ? len : 0), why ? why : "");
-    } else if (!rc) {
-        rc = bitt__rd_status(r, what);
-    }
-    freeReplyObject(r);
+    int rc = bitt__rd_run(be, id, a, 1, &r);
+    if (r)
+        freeReplyObject(r);
     return rc;
 }
 
@@ -78,7 +104,7 @@ int bitt__rd_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, 
 {
     bitt_rd_args a;
     delivery_args(be, &a, t, topic, id, token);
-    return delivery(be, RS_Q_ACK, &a, topic, id);
+    return delivery(be, RS_Q_ACK, &a);
 }
 
 int bitt__rd_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,
@@ -107,6 +133,20 @@ int bitt__rd_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *to
     return rc;
 }
 
+/* The backoff travels with a nack: only the script knows the attempts. */
+void bitt__rd_arg_backoff(bitt_rd_args *a, const bitt_backoff *b)
+{
+    if (b->exponential) {
+        bitt__rd_arg_str(a, "e");
+        bitt__rd_arg_i64(a, b->base);
+        bitt__rd_arg_i64(a, b->cap);
+    } else {
+        bitt__rd_arg_str(a, "l");
+        for (size_t i = 0; i < b->delay_count; i++)
+            bitt__rd_arg_i64(a, b->delays[i]);
+    }
+}
+
 int bitt__rd_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                         const char *token, const char *error, int64_t delay_ms,
                         const bitt_backoff *backoff)
@@ -116,17 +156,8 @@ int bitt__rd_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic,
     bitt__rd_arg_str(&a, error ? "1" : "0");
     bitt__rd_arg_str(&a, error ? error : "");
     bitt__rd_arg_i64(&a, delay_ms < 0 ? -1 : delay_ms);
-    /* The backoff travels with the call: the script knows the attempts. */
-    if (backoff->exponential) {
-        bitt__rd_arg_str(&a, "e");
-        bitt__rd_arg_i64(&a, backoff->base);
-        bitt__rd_arg_i64(&a, backoff->cap);
-    } else {
-        bitt__rd_arg_str(&a, "l");
-        for (size_t i = 0; i < backoff->delay_count; i++)
-            bitt__rd_arg_i64(&a, backoff->delays[i]);
-    }
-    return delivery(be, RS_Q_NACK, &a, topic, id);
+    bitt__rd_arg_backoff(&a, backoff);
+    return delivery(be, RS_Q_NACK, &a);
 }
 
 /* extend or snooze (script id): the delivery's due_at becomes now + ms; a
@@ -138,7 +169,7 @@ static int move(bitt_backend *be, bitt_rd_script_id id, const bitt_time *t, cons
     delivery_args(be, &a, t, topic, msg_id, token);
     bitt__rd_arg_i64(&a, bitt__time_add(t->now, ms));
     bitt__rd_arg_str(&a, ms == 0 ? "1" : "0");
-    return delivery(be, id, &a, topic, msg_id);
+    return delivery(be, id, &a);
 }
 
 int bitt__rd_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
@@ -188,7 +219,7 @@ int bitt__rd_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *t
     int rc = bitt__rd_run(be, RS_Q_DEAD_LIST, &a, limit, &r);
     if (rc)
         return rc;
-    rc = bitt__rd_push_messages(r, 1, out, "queue dead list");
+    rc = bitt__rd_push_messages(r, 1, BITT_RD_QMSG_FIELDS, out, "queue dead list");
     freeReplyObject(r);
     return rc;
 }

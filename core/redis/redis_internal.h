@@ -11,12 +11,13 @@
  *   resp.c      writing a command in RESP into a buffer that is kept
  *   scripts.c   the script registry: EVALSHA, SCRIPT LOAD after NOSCRIPT
  *   lua_lib.c   the Lua every script starts with (exact int64 helpers),
- *               and what some add: queue helpers, a small bignum for
- *               budgets and schedules
+ *               and a small bignum for budgets and schedules
+ *   lua_queue.c the queue's Lua steps, shared by its scripts and commit
  *   backend.c   open (eviction check), close, migrate, the vtable
  *   kv.c, kv_lua.c          get, get-many, list, purge
  *   commit.c, commit_lua.c  atomic commits (every op type)
- *   queue.c, queue_lua.c    claim, ack, nack, extend, stats, dead letters
+ *   queue.c, queue_lua.c    claim (over topics), ack, nack, extend, snooze,
+ *                           get, stats, dead letters
  *   lease.c     leases
  *   outbox.c, outbox_lua.c  per-stream event logs
  *   pubsub.c    the publish/subscribe log
@@ -31,8 +32,12 @@
  *   P k:<key>         hash: v value, t kind, s version, e expires_at (0 never)
  *   P kidx            sorted set, all scores 0: every KV key (ZRANGEBYLEX)
  *   P kexp            sorted set: KV keys with a TTL, scored by expires_at
- *   P m:<id>          hash: a queue message
+ *   P m:<id>          hash: a queue message (y: its priority, absent for 0)
  *   P qr:<topic>      lex set of pad(due_at) pad(id): pending and processing
+ *                     of priority 0 (and every message stored before
+ *                     priorities); P qr<y>:<topic> those of priority y != 0,
+ *                     each level listed in P qy:<topic> (score y) while it
+ *                     is not empty
  *   P qp:<topic>      the processing ones; P ql:<topic>: those on their last
  *                     attempt; P qx:<topic>: dead, by pad(id)
  *   P qk:<topic>      hash: dedup key -> id of the live holder
@@ -100,6 +105,8 @@ typedef enum bitt_rd_script_id {
     RS_KV_DELETE,
     RS_KV_SET_MANY,
     RS_Q_SNOOZE,
+    RS_Q_GET,
+    RS_COMMIT_QUEUE,
     RS_COUNT
 } bitt_rd_script_id;
 
@@ -307,14 +314,18 @@ int bitt__rd_parse_i64(const char *s, size_t n, int64_t *out, const char *what);
  * the failure {negative code, message...} recorded with bitt__fail. */
 int bitt__rd_status(const redisReply *r, const char *what);
 
-/* A message made of the 12 fields at r->element[at...] (id, topic,
+/* A message made of the `width` fields at r->element[at...] (id, topic,
  * payload, kind, token, attempts, max_attempts, error, created_at, due_at,
- * failed_at, park_reason), pushed to out. */
+ * failed_at, park_reason; a queue message's 14 add state and priority),
+ * pushed to out. */
 #define BITT_RD_MSG_FIELDS 12
-int bitt__rd_push_message(const redisReply *r, size_t at, bitt_messages *out, const char *what);
-/* Pushes every message of r from element `at` on; on failure out is as it
- * was. */
-int bitt__rd_push_messages(const redisReply *r, size_t at, bitt_messages *out, const char *what);
+#define BITT_RD_QMSG_FIELDS 14
+int bitt__rd_push_message(const redisReply *r, size_t at, size_t width, bitt_messages *out,
+                          const char *what);
+/* Pushes every message of r from element `at` on, `width` fields each; on
+ * failure out is as it was. */
+int bitt__rd_push_messages(const redisReply *r, size_t at, size_t width, bitt_messages *out,
+                           const char *what);
 
 /* ---- resp.c ----------------------------------------------------------------- */
 
@@ -436,7 +447,7 @@ int bitt__rd_run(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t
 extern const char bitt__rd_lua_get_many[], bitt__rd_lua_list[], bitt__rd_lua_purge[];
 extern const char bitt__rd_lua_commit[], bitt__rd_lua_kv_set[], bitt__rd_lua_kv_delete[],
     bitt__rd_lua_kv_set_many[];
-extern const char bitt__rd_lua_q_ack_many[], bitt__rd_lua_q_snooze[];
+extern const char bitt__rd_lua_q_ack_many[], bitt__rd_lua_q_snooze[], bitt__rd_lua_q_get[];
 extern const char bitt__rd_lua_q_claim[], bitt__rd_lua_q_ack[], bitt__rd_lua_q_nack[],
     bitt__rd_lua_q_extend[], bitt__rd_lua_q_stats[], bitt__rd_lua_q_dead_list[],
     bitt__rd_lua_q_dead_retry[], bitt__rd_lua_q_dead_delete[];
@@ -465,6 +476,13 @@ int bitt__rd_commit(bitt_backend *be, bitt_commit *c);
 
 int bitt__rd_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
                          int64_t lease_ms, bitt_messages *out);
+int bitt__rd_queue_claim_topics(bitt_backend *be, const bitt_time *t, const char *const *topics,
+                                size_t count, size_t limit, int64_t lease_ms, bitt_messages *out);
+int bitt__rd_queue_get(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                       bitt_message **out);
+/* Appends a backoff as the nack script and commit read it (lua_queue.c):
+ * 'e' base cap, or 'l' and the delays. */
+void bitt__rd_arg_backoff(bitt_rd_args *a, const bitt_backoff *b);
 int bitt__rd_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,
                             const uint64_t *ids, const char *const *tokens, size_t count,
                             int *statuses);

@@ -357,13 +357,16 @@ static char *text_at(const redisReply *r, size_t i, char *buf, size_t size, char
     return *heap;
 }
 
-int bitt__rd_push_message(const redisReply *r, size_t at, bitt_messages *out, const char *what)
+int bitt__rd_push_message(const redisReply *r, size_t at, size_t width, bitt_messages *out,
+                          const char *what)
 {
-    int rc = bitt__rd_elem_count(r, at, BITT_RD_MSG_FIELDS, what);
-    int64_t n[BITT_RD_MSG_FIELDS] = {0};
-    static const size_t numeric[] = {0, 3, 5, 6, 8, 9, 10, 11};
-    for (size_t k = 0; !rc && k < sizeof numeric / sizeof *numeric; k++)
+    int rc = bitt__rd_elem_count(r, at, width, what);
+    int64_t n[BITT_RD_QMSG_FIELDS] = {0};
+    static const size_t numeric[] = {0, 3, 5, 6, 8, 9, 10, 11, 12, 13};
+    for (size_t k = 0; !rc && k < sizeof numeric / sizeof *numeric && numeric[k] < width; k++)
         rc = bitt__rd_i64(r, at + numeric[k], &n[numeric[k]], what);
+    if (!rc && (n[13] < INT32_MIN || n[13] > INT32_MAX))
+        rc = malformed(what);
     if (rc)
         return rc;
     char topic_buf[BITT_NAME_MAX + 1], token_buf[64], error_buf[256];
@@ -384,6 +387,8 @@ int bitt__rd_push_message(const redisReply *r, size_t at, bitt_messages *out, co
         .due_at = n[9],
         .failed_at = n[10],
         .park_reason = (int)n[11],
+        .state = (int)n[12],
+        .priority = (int32_t)n[13],
     };
     bitt_message *m = bitt__message_new(&f);
     free(topic_heap);
@@ -394,14 +399,15 @@ int bitt__rd_push_message(const redisReply *r, size_t at, bitt_messages *out, co
     return bitt__messages_push(out, m);
 }
 
-int bitt__rd_push_messages(const redisReply *r, size_t at, bitt_messages *out, const char *what)
+int bitt__rd_push_messages(const redisReply *r, size_t at, size_t width, bitt_messages *out,
+                           const char *what)
 {
     const size_t base = out->count;
     int rc = BITT_OK;
-    if (r->elements < at || (r->elements - at) % BITT_RD_MSG_FIELDS)
+    if (r->elements < at || (r->elements - at) % width)
         rc = malformed(what);
-    for (size_t i = at; !rc && i < r->elements; i += BITT_RD_MSG_FIELDS)
-        rc = bitt__rd_push_message(r, i, out, what);
+    for (size_t i = at; !rc && i < r->elements; i += width)
+        rc = bitt__rd_push_message(r, i, width, out, what);
     if (rc)
         while (out->count > base)
             bitt_message_free(out->items[--out->count]);

@@ -29,6 +29,10 @@ const bitt_rd_script bitt__rd_scripts[RS_COUNT] = {
     S(RS_GET_MANY, "kv get_many", bitt__rd_lua_get_many, RS_READONLY),
     S(RS_LIST, "kv list", bitt__rd_lua_list, RS_READONLY),
     S(RS_PURGE, "kv purge", bitt__rd_lua_purge, 0),
+    /* One body: its queue ops' branches, which call the queue library,
+     * run only in the second (an EVALSHA script defines each function of
+     * its libraries on every call, so the first, for the KV commits, goes
+     * without; as Functions both are compiled with every library) */
     S(RS_COMMIT, "commit", bitt__rd_lua_commit, RS_LIB_QCORE),
     S(RS_Q_CLAIM, "queue claim", bitt__rd_lua_q_claim, Q),
     S(RS_Q_ACK, "queue ack", bitt__rd_lua_q_ack, Q),
@@ -60,6 +64,8 @@ const bitt_rd_script bitt__rd_scripts[RS_COUNT] = {
     S(RS_KV_DELETE, "commit", bitt__rd_lua_kv_delete, RS_ALLOW_OOM),
     S(RS_KV_SET_MANY, "set", bitt__rd_lua_kv_set_many, 0),
     S(RS_Q_SNOOZE, "queue snooze", bitt__rd_lua_q_snooze, Q),
+    S(RS_Q_GET, "queue get", bitt__rd_lua_q_get, Q),
+    S(RS_COMMIT_QUEUE, "commit", bitt__rd_lua_commit, Q),
 };
 
 /* The full text of a script, malloc'd; NULL on out of memory. */

@@ -6,8 +6,11 @@
  * check and lease fence, in op order, against the committed state, then
  * takes one versionstamp from <p>meta (so versions are unique and
  * increasing across every process on the file), then applies the
- * mutations in order (sets, deletes, sums, enqueues, outbox appends), each
- * seeing the ones before it. Any failure rolls the whole transaction back.
+ * mutations in order (sets, deletes, sums, enqueues, outbox appends, queue
+ * ops), each seeing the ones before it. A queue delivery op (ack, nack,
+ * snooze, extend) is a check too: its topic is swept and its token must
+ * hold a live lease, or the commit fails with BITT_ETOKEN. Any failure rolls the whole transaction
+ * back.
  */
 #include <inttypes.h>
 
@@ -153,14 +156,22 @@ static void sq_forget_results(bitt_commit *c)
     }
 }
 
+/* ack, nack, snooze and extend: checks of the delivery's lease, judged
+ * with the others before anything is written. */
+static int sq_is_delivery(const bitt_op *op)
+{
+    return op->type >= BITT_OP_QUEUE_ACK && op->type <= BITT_OP_QUEUE_EXTEND;
+}
+
 static int sq_apply(bitt_backend *be, bitt_commit *c)
 {
     int64_t now = c->time.now;
     for (size_t i = 0; i < c->count; i++) {
         bitt_op *op = &c->ops[i];
-        if (op->type == BITT_OP_FENCE) {
-            int status = bitt__sq_lease_fence(be, now, op, i);
-            if (status == BITT_ELEASELOST)
+        if (op->type == BITT_OP_FENCE || sq_is_delivery(op)) {
+            int status = op->type == BITT_OP_FENCE ? bitt__sq_lease_fence(be, now, op, i)
+                                                   : bitt__sq_queue_check(be, now, op, i);
+            if (status == BITT_ELEASELOST || status == BITT_ETOKEN)
                 c->failed = i;
             if (status != BITT_OK)
                 return status;
@@ -195,6 +206,14 @@ static int sq_apply(bitt_backend *be, bitt_commit *c)
         case BITT_OP_SUM: status = sq_sum(be, now, c->version, op); break;
         case BITT_OP_ENQUEUE: status = bitt__sq_queue_insert(be, now, op); break;
         case BITT_OP_OUTBOX_APPEND: status = bitt__sq_outbox_insert(be, now, op); break;
+        case BITT_OP_QUEUE_ACK:
+        case BITT_OP_QUEUE_NACK:
+        case BITT_OP_QUEUE_SNOOZE:
+        case BITT_OP_QUEUE_EXTEND:
+            status = bitt__sq_queue_deliver(be, now, op, i, c->backoff);
+            break;
+        case BITT_OP_QUEUE_CANCEL: status = bitt__sq_queue_cancel(be, now, op); break;
+        case BITT_OP_QUEUE_RESCHEDULE: status = bitt__sq_queue_reschedule(be, now, op); break;
         default:
             status = bitt__fail(BITT_EUNSUPPORTED,
                                 "sqlite: commit: operation type %d is not supported", op->type);

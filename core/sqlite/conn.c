@@ -381,4 +381,6 @@ const bitt_backend_ops bitt__sqlite_backend = {
     .schedule_list = bitt__sq_schedule_list,
     .schedule_delete = bitt__sq_schedule_delete,
     .queue_ack_many = bitt__sq_queue_ack_many,
+    .queue_claim_topics = bitt__sq_queue_claim_topics,
+    .queue_get = bitt__sq_queue_get,
 };

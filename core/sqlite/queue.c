@@ -1,18 +1,15 @@
 /*
  * core/sqlite/queue.c: the queue's working path on SQLite: the sweep of
- * expired last attempts every queue call starts with, claims, ack, nack,
- * extend, snooze, and a commit's enqueue.
+ * expired last attempts every queue call starts with, ack, nack, extend
+ * and snooze (as calls of their own and as the delivery ops of commits:
+ * one path for both), and a commit's enqueue. Claims are in
+ * queue_claim.c, messages by id in queue_byid.c.
  *
  * A row is pending (state 0: claimable from due_at), processing (state 1:
  * leased until due_at, claimable again once it passes) or dead (state 2).
- * A claim reads the claimable rows of both states in (due_at, id) order as
- * one merge of two ranges of the index (topic, state, due_at), whose
- * entries end with the rowid id, so neither a backlog nor a pile of
- * expired leases makes it sort. Each call is one BEGIN IMMEDIATE
- * transaction: the claim and its leases commit together, so two processes
- * never lease the same delivery.
- */
+ * Each call is one BEGIN IMMEDIATE transaction. */
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,15 +18,6 @@
 #define Q_SWEEP_SQL                                                                                \
     "UPDATE \"{p}queue\" SET state = 2, failed_at = due_at, last_error = ?3, token = NULL "        \
     "WHERE topic = ?1 AND state = 1 AND due_at <= ?2 AND attempts >= max_attempts"
-#define Q_CLAIM_SQL                                                                                \
-    "SELECT " BITT_SQ_QUEUE_COLS " FROM \"{p}queue\" "                                             \
-    "WHERE topic = ?1 AND state = 0 AND due_at <= ?2 UNION ALL "                                   \
-    "SELECT " BITT_SQ_QUEUE_COLS " FROM \"{p}queue\" "                                             \
-    "WHERE topic = ?1 AND state = 1 AND due_at <= ?2 ORDER BY due_at, id LIMIT ?3"
-#define Q_LEASE_SQL                                                                                \
-    "UPDATE \"{p}queue\" SET state = 1, attempts = attempts + 1, token = ?2, due_at = ?3 "         \
-    "WHERE id = ?1"
-/* ?1 id, ?2 topic, ?3 token, ?4 now: a live lease of that delivery */
 #define Q_LIVE "WHERE id = ?1 AND topic = ?2 AND state = 1 AND token = ?3 AND due_at > ?4"
 #define Q_ACK_SQL "DELETE FROM \"{p}queue\" " Q_LIVE
 #define Q_HELD_SQL "SELECT attempts, max_attempts FROM \"{p}queue\" " Q_LIVE
@@ -46,22 +34,24 @@
 #define Q_DEDUP_SQL "SELECT id FROM \"{p}queue\" WHERE topic = ?1 AND dedup_key = ?2 AND state <> 2"
 #define Q_INSERT_SQL                                                                               \
     "INSERT INTO \"{p}queue\" (topic, state, due_at, attempts, max_attempts, payload, kind, "      \
-    "created_at, failed_at, dedup_key) VALUES (?1, 0, ?2, 0, ?3, ?4, ?5, ?6, 0, ?7)"
+    "created_at, failed_at, dedup_key, priority) VALUES (?1, 0, ?2, 0, ?3, ?4, ?5, ?6, 0, ?7, ?8)"
 
 void bitt__sq_queue_fields(sqlite3_stmt *st, const char *topic, bitt_message *f)
 {
-    f->id = (uint64_t)sqlite3_column_int64(st, 0);
-    f->topic = (char *)topic;
+    *f = (bitt_message){0}; /* every field this row has no column for is 0 */
+    /* every field not read here is zero */
+    *f = (bitt_message){.id = (uint64_t)sqlite3_column_int64(st, 0),
+                        .topic = (char *)topic,
+                        .kind = sqlite3_column_int(st, 2),
+                        .attempts = (uint32_t)sqlite3_column_int64(st, 3),
+                        .max_attempts = (uint32_t)sqlite3_column_int64(st, 4),
+                        .last_error = (char *)sqlite3_column_text(st, 5),
+                        .created_at = sqlite3_column_int64(st, 6),
+                        .due_at = sqlite3_column_int64(st, 7),
+                        .failed_at = sqlite3_column_int64(st, 8),
+                        .token = (char *)sqlite3_column_text(st, 9),
+                        .priority = (int32_t)sqlite3_column_int64(st, 10)};
     f->payload = (uint8_t *)bitt__sq_column_bytes(st, 1, &f->payload_len);
-    f->kind = sqlite3_column_int(st, 2);
-    f->attempts = (uint32_t)sqlite3_column_int64(st, 3);
-    f->max_attempts = (uint32_t)sqlite3_column_int64(st, 4);
-    f->last_error = (char *)sqlite3_column_text(st, 5);
-    f->created_at = sqlite3_column_int64(st, 6);
-    f->due_at = sqlite3_column_int64(st, 7);
-    f->failed_at = sqlite3_column_int64(st, 8);
-    f->token = (char *)sqlite3_column_text(st, 9);
-    f->park_reason = 0;
 }
 
 int bitt__sq_queue_sweep(bitt_backend *be, int64_t now, const char *topic)
@@ -89,80 +79,27 @@ int bitt__sq_queue_begin(bitt_backend *be, int64_t now, const char *topic, const
     return status;
 }
 
-/* ---- claim --------------------------------------------------------------------- */
+/* ---- ack, nack, extend, snooze: alone or in a commit -------------------------------- */
 
-/* Pushes up to limit claimable messages onto out, each as it will be once
- * leased: a new token, one more attempt, the lease's end as due_at. */
-static int q_select(bitt_backend *be, int64_t now, const char *topic, size_t limit,
-                    int64_t lease_ms, bitt_messages *out)
+static const char *q_what(int type)
 {
-    sqlite3_stmt *st;
-    int status = bitt__sq_stmt(be, SQ_Q_CLAIM, Q_CLAIM_SQL, &st);
-    if (status != BITT_OK)
-        return status;
-    int rc = bitt__sq_bind_str(st, 1, topic);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 2, now);
-    if (rc == SQLITE_OK)
-        rc = bitt__sq_bind_count(st, 3, limit);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        bitt_message f = {0};
-        char token[BITT_TOKEN_LEN + 1];
-        bitt__sq_queue_fields(st, topic, &f);
-        bitt__token_new(token);
-        f.token = token;
-        f.attempts++;
-        f.due_at = bitt__time_add(now, lease_ms);
-        f.failed_at = 0;
-        if ((status = bitt__sq_push_message(out, &f)) != BITT_OK)
-            break;
-        rc = SQLITE_OK;
+    switch (type) {
+    case BITT_OP_QUEUE_ACK: return "ack";
+    case BITT_OP_QUEUE_NACK: return "nack";
+    case BITT_OP_QUEUE_SNOOZE: return "snooze";
+    default: return "extend";
     }
-    if (status == BITT_OK && rc != SQLITE_DONE)
-        status = bitt__sq_fail(be, rc, "queue claim");
-    sqlite3_reset(st);
-    return status;
 }
 
-static int q_lease(bitt_backend *be, const bitt_message *m)
+/* BITT_ETOKEN with why op's delivery has no live lease with its token
+ * (called inside the transaction, which the caller rolls back); `at` is
+ * the op's index in a commit, or -1 for a call of its own. */
+static int q_refused(bitt_backend *be, int64_t now, const bitt_op *op, long at)
 {
-    sqlite3_stmt *st;
-    int status = bitt__sq_stmt(be, SQ_Q_LEASE, Q_LEASE_SQL, &st);
-    if (status != BITT_OK)
-        return status;
-    int rc = sqlite3_bind_int64(st, 1, (int64_t)m->id);
-    if (rc == SQLITE_OK)
-        rc = bitt__sq_bind_str(st, 2, m->token);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 3, m->due_at);
-    return bitt__sq_run(be, st, rc, "queue claim (lease)", NULL);
-}
-
-int bitt__sq_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
-                         int64_t lease_ms, bitt_messages *out)
-{
-    size_t base = out->count;
-    int status = bitt__sq_queue_begin(be, t->now, topic, "queue claim (BEGIN IMMEDIATE)");
-    if (status == BITT_OK)
-        status = q_select(be, t->now, topic, limit, lease_ms, out);
-    /* The rows are updated once the read is over, never under its cursor. */
-    for (size_t i = base; i < out->count && status == BITT_OK; i++)
-        status = q_lease(be, out->items[i]);
-    status = bitt__sq_end(be, status, "queue claim (COMMIT)");
-    if (status != BITT_OK)
-        bitt__sq_messages_truncate(out, base);
-    return status;
-}
-
-/* ---- ack, nack, extend ------------------------------------------------------------ */
-
-/* BITT_ETOKEN with why message id's delivery has no live lease with this
- * token (called inside the transaction, which the caller rolls back). */
-static int q_refused(bitt_backend *be, int64_t now, const char *op, const char *topic, uint64_t id,
-                     const char *token)
-{
+    const char *topic = op->name, *token = op->owner;
+    uint64_t id = op->version;
     const char *why = "does not exist in this topic (acked, deleted, or never enqueued)";
-    char buf[160];
+    char buf[160], where[48] = "";
     sqlite3_stmt *st = NULL;
     if (bitt__sq_stmt(be, SQ_Q_WHY, Q_WHY_SQL, &st) == BITT_OK &&
         sqlite3_bind_int64(st, 1, (int64_t)id) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
@@ -188,9 +125,11 @@ static int q_refused(bitt_backend *be, int64_t now, const char *op, const char *
     }
     if (st)
         sqlite3_reset(st);
+    if (at >= 0)
+        snprintf(where, sizeof where, "commit: op %ld: ", at);
     return bitt__fail(BITT_ETOKEN,
-                      "queue %s: message %" PRIu64 " of topic '%s' %s; nothing changed", op, id,
-                      topic, why);
+                      "%squeue %s: message %" PRIu64 " of topic '%s' %s; nothing changed", where,
+                      q_what(op->type), id, topic, why);
 }
 
 /* Binds ?1..?4 of a Q_LIVE statement. */
@@ -207,20 +146,150 @@ static int q_bind_live(sqlite3_stmt *st, uint64_t id, const char *topic, const c
     return rc;
 }
 
+/* The attempts of op's live lease: BITT_OK, or BITT_NOTFOUND without one. */
+static int q_held(bitt_backend *be, int64_t now, const bitt_op *op, uint32_t *attempts,
+                  uint32_t *max_attempts)
+{
+    sqlite3_stmt *st;
+    int status = bitt__sq_stmt(be, SQ_Q_HELD, Q_HELD_SQL, &st);
+    if (status != BITT_OK)
+        return status;
+    int rc = q_bind_live(st, op->version, op->name, op->owner, now);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *attempts = (uint32_t)sqlite3_column_int64(st, 0);
+        *max_attempts = (uint32_t)sqlite3_column_int64(st, 1);
+    } else {
+        status = rc == SQLITE_DONE ? BITT_NOTFOUND : bitt__sq_fail(be, rc, "queue (lease check)");
+    }
+    sqlite3_reset(st);
+    return status;
+}
+
+int bitt__sq_queue_check(bitt_backend *be, int64_t now, const bitt_op *op, size_t at)
+{
+    uint32_t attempts, max_attempts;
+    int status = bitt__sq_queue_sweep(be, now, op->name);
+    if (status == BITT_OK)
+        status = q_held(be, now, op, &attempts, &max_attempts);
+    if (status == BITT_NOTFOUND)
+        status = q_refused(be, now, op, (long)at);
+    return status;
+}
+
+/* nack of a live lease with these attempts: pending again at now + the
+ * delay (< 0: the backoff's), or dead on the last attempt. */
+static int q_nack(bitt_backend *be, int64_t now, const bitt_op *op, uint32_t attempts,
+                  uint32_t max_attempts, const bitt_backoff *backoff)
+{
+    int retry = attempts < max_attempts;
+    sqlite3_stmt *st;
+    int status = retry ? bitt__sq_stmt(be, SQ_Q_RETRY, Q_RETRY_SQL, &st)
+                       : bitt__sq_stmt(be, SQ_Q_BURY, Q_BURY_SQL, &st);
+    if (status != BITT_OK)
+        return status;
+    int64_t when = now;
+    if (retry) {
+        int64_t delay = op->delay_ms >= 0 ? op->delay_ms
+                        : backoff         ? bitt__backoff_delay(backoff, attempts)
+                                          : 0;
+        when = bitt__time_add(now, delay);
+    }
+    int rc = sqlite3_bind_int64(st, 1, (int64_t)op->version);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 2, when);
+    if (rc == SQLITE_OK)
+        rc = bitt__sq_bind_str(st, 3, (const char *)op->aux);
+    return bitt__sq_run(be, st, rc, "queue nack", NULL);
+}
+
+/* ack, extend or snooze: one update of the live lease; *changed = 0 when
+ * there is none. */
+static int q_change(bitt_backend *be, int64_t now, const bitt_op *op, uint64_t *changed)
+{
+    sqlite3_stmt *st;
+    int status = op->type == BITT_OP_QUEUE_ACK ? bitt__sq_stmt(be, SQ_Q_ACK, Q_ACK_SQL, &st)
+                 : op->type == BITT_OP_QUEUE_SNOOZE
+                     ? bitt__sq_stmt(be, SQ_Q_SNOOZE, Q_SNOOZE_SQL, &st)
+                     : bitt__sq_stmt(be, SQ_Q_EXTEND, Q_EXTEND_SQL, &st);
+    if (status != BITT_OK)
+        return status;
+    int rc = q_bind_live(st, op->version, op->name, op->owner, now);
+    if (rc == SQLITE_OK && op->type != BITT_OP_QUEUE_ACK) {
+        int64_t ms = op->type == BITT_OP_QUEUE_SNOOZE ? op->delay_ms : op->ttl_ms;
+        rc = sqlite3_bind_int64(st, 5, bitt__time_add(now, ms));
+    }
+    return bitt__sq_run(be, st, rc,
+                        op->type == BITT_OP_QUEUE_ACK      ? "queue ack"
+                        : op->type == BITT_OP_QUEUE_SNOOZE ? "queue snooze"
+                                                           : "queue extend",
+                        changed);
+}
+
+int bitt__sq_queue_deliver(bitt_backend *be, int64_t now, const bitt_op *op, size_t at,
+                           const bitt_backoff *backoff)
+{
+    int status;
+    if (op->type == BITT_OP_QUEUE_NACK) {
+        uint32_t attempts = 0, max_attempts = 0;
+        status = q_held(be, now, op, &attempts, &max_attempts);
+        if (status == BITT_OK)
+            status = q_nack(be, now, op, attempts, max_attempts, backoff);
+    } else {
+        uint64_t changed = 0;
+        status = q_change(be, now, op, &changed);
+        if (status == BITT_OK && !changed)
+            status = BITT_NOTFOUND;
+    }
+    if (status == BITT_NOTFOUND)
+        status = q_refused(be, now, op, at == SIZE_MAX ? -1 : (long)at);
+    return status;
+}
+
+/* A delivery op as a call of its own: the sweep, the op, in one
+ * transaction. ms is the nack or snooze delay, or the extended lease. */
+static int q_alone(bitt_backend *be, const bitt_time *t, int type, const char *topic, uint64_t id,
+                   const char *token, const char *error, int64_t ms, const bitt_backoff *backoff)
+{
+    bitt_op op = {.type = type,
+                  .name = topic,
+                  .version = id,
+                  .owner = token,
+                  .aux = (const uint8_t *)error,
+                  .delay_ms = ms,
+                  .ttl_ms = ms};
+    int status = bitt__sq_queue_begin(be, t->now, topic, "queue (BEGIN IMMEDIATE)");
+    if (status == BITT_OK)
+        status = bitt__sq_queue_deliver(be, t->now, &op, SIZE_MAX, backoff);
+    return bitt__sq_end(be, status, "queue (COMMIT)");
+}
+
 int bitt__sq_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                        const char *token)
 {
-    sqlite3_stmt *st;
-    uint64_t changed = 0;
-    int status = bitt__sq_queue_begin(be, t->now, topic, "queue ack (BEGIN IMMEDIATE)");
-    if (status == BITT_OK)
-        status = bitt__sq_stmt(be, SQ_Q_ACK, Q_ACK_SQL, &st);
-    if (status == BITT_OK)
-        status =
-            bitt__sq_run(be, st, q_bind_live(st, id, topic, token, t->now), "queue ack", &changed);
-    if (status == BITT_OK && changed == 0)
-        status = q_refused(be, t->now, "ack", topic, id, token);
-    return bitt__sq_end(be, status, "queue ack (COMMIT)");
+    return q_alone(be, t, BITT_OP_QUEUE_ACK, topic, id, token, NULL, 0, NULL);
+}
+
+int bitt__sq_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                        const char *token, const char *error, int64_t delay_ms,
+                        const bitt_backoff *backoff)
+{
+    return q_alone(be, t, BITT_OP_QUEUE_NACK, topic, id, token, error, delay_ms, backoff);
+}
+
+int bitt__sq_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t lease_ms)
+{
+    return q_alone(be, t, BITT_OP_QUEUE_EXTEND, topic, id, token, NULL, lease_ms, NULL);
+}
+
+/* Pending again at now + delay_ms with the attempt given back: the row
+ * sorts among the claimable ones by that due_at. */
+int bitt__sq_queue_snooze(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                          const char *token, int64_t delay_ms)
+{
+    return q_alone(be, t, BITT_OP_QUEUE_SNOOZE, topic, id, token, NULL, delay_ms, NULL);
 }
 
 /* One transaction, one DELETE per item in order: a repeated id finds its
@@ -229,111 +298,16 @@ int bitt__sq_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *to
                             const uint64_t *ids, const char *const *tokens, size_t count,
                             int *statuses)
 {
-    sqlite3_stmt *st;
     int status = bitt__sq_queue_begin(be, t->now, topic, "queue ack_many (BEGIN IMMEDIATE)");
-    if (status == BITT_OK)
-        status = bitt__sq_stmt(be, SQ_Q_ACK, Q_ACK_SQL, &st);
     for (size_t i = 0; status == BITT_OK && i < count; i++) {
+        bitt_op op = {
+            .type = BITT_OP_QUEUE_ACK, .name = topic, .version = ids[i], .owner = tokens[i]};
         uint64_t changed = 0;
-        status = bitt__sq_run(be, st, q_bind_live(st, ids[i], topic, tokens[i], t->now),
-                              "queue ack_many", &changed);
+        status = q_change(be, t->now, &op, &changed);
         if (status == BITT_OK && changed)
             statuses[i] = BITT_OK;
     }
     return bitt__sq_end(be, status, "queue ack_many (COMMIT)");
-}
-
-/* extend (snooze 0) or snooze (1): the same live-lease update, at now + ms. */
-static int q_move(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
-                  const char *token, int64_t ms, int snooze)
-{
-    sqlite3_stmt *st;
-    uint64_t changed = 0;
-    int status = bitt__sq_queue_begin(be, t->now, topic,
-                                      snooze ? "queue snooze (BEGIN IMMEDIATE)"
-                                             : "queue extend (BEGIN IMMEDIATE)");
-    if (status == BITT_OK)
-        status = snooze ? bitt__sq_stmt(be, SQ_Q_SNOOZE, Q_SNOOZE_SQL, &st)
-                        : bitt__sq_stmt(be, SQ_Q_EXTEND, Q_EXTEND_SQL, &st);
-    if (status == BITT_OK) {
-        int rc = q_bind_live(st, id, topic, token, t->now);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_bind_int64(st, 5, bitt__time_add(t->now, ms));
-        status = bitt__sq_run(be, st, rc, snooze ? "queue snooze" : "queue extend", &changed);
-    }
-    if (status == BITT_OK && changed == 0)
-        status = q_refused(be, t->now, snooze ? "snooze" : "extend", topic, id, token);
-    return bitt__sq_end(be, status, snooze ? "queue snooze (COMMIT)" : "queue extend (COMMIT)");
-}
-
-int bitt__sq_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
-                          const char *token, int64_t lease_ms)
-{
-    return q_move(be, t, topic, id, token, lease_ms, 0);
-}
-
-/* Pending again at now + delay_ms with the attempt given back: the row
- * sorts among the claimable ones by that due_at. */
-int bitt__sq_queue_snooze(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
-                          const char *token, int64_t delay_ms)
-{
-    return q_move(be, t, topic, id, token, delay_ms, 1);
-}
-
-/* The attempts of a live lease: BITT_OK, or BITT_NOTFOUND without one. */
-static int q_held(bitt_backend *be, int64_t now, const char *topic, uint64_t id, const char *token,
-                  uint32_t *attempts, uint32_t *max_attempts)
-{
-    sqlite3_stmt *st;
-    int status = bitt__sq_stmt(be, SQ_Q_HELD, Q_HELD_SQL, &st);
-    if (status != BITT_OK)
-        return status;
-    int rc = q_bind_live(st, id, topic, token, now);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *attempts = (uint32_t)sqlite3_column_int64(st, 0);
-        *max_attempts = (uint32_t)sqlite3_column_int64(st, 1);
-    } else {
-        status = rc == SQLITE_DONE ? BITT_NOTFOUND : bitt__sq_fail(be, rc, "queue nack");
-    }
-    sqlite3_reset(st);
-    return status;
-}
-
-int bitt__sq_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
-                        const char *token, const char *error, int64_t delay_ms,
-                        const bitt_backoff *backoff)
-{
-    uint32_t attempts = 0, max_attempts = 0;
-    int64_t now = t->now;
-    int status = bitt__sq_queue_begin(be, now, topic, "queue nack (BEGIN IMMEDIATE)");
-    if (status == BITT_OK)
-        status = q_held(be, now, topic, id, token, &attempts, &max_attempts);
-    if (status == BITT_NOTFOUND)
-        status = q_refused(be, now, "nack", topic, id, token);
-    if (status == BITT_OK) {
-        int retry = attempts < max_attempts;
-        sqlite3_stmt *st;
-        status = retry ? bitt__sq_stmt(be, SQ_Q_RETRY, Q_RETRY_SQL, &st)
-                       : bitt__sq_stmt(be, SQ_Q_BURY, Q_BURY_SQL, &st);
-        if (status == BITT_OK) {
-            int64_t when = now;
-            if (retry) {
-                int64_t delay = delay_ms >= 0 ? delay_ms
-                                : backoff     ? bitt__backoff_delay(backoff, attempts)
-                                              : 0;
-                when = bitt__time_add(now, delay);
-            }
-            int rc = sqlite3_bind_int64(st, 1, (int64_t)id);
-            if (rc == SQLITE_OK)
-                rc = sqlite3_bind_int64(st, 2, when);
-            if (rc == SQLITE_OK)
-                rc = bitt__sq_bind_str(st, 3, error);
-            status = bitt__sq_run(be, st, rc, "queue nack", NULL);
-        }
-    }
-    return bitt__sq_end(be, status, "queue nack (COMMIT)");
 }
 
 /* ---- a commit's enqueue ------------------------------------------------------------- */
@@ -393,6 +367,8 @@ int bitt__sq_queue_insert(bitt_backend *be, int64_t now, bitt_op *op)
         rc = sqlite3_bind_int64(st, 6, now);
     if (rc == SQLITE_OK)
         rc = op->aux ? bitt__sq_bind_bytes(st, 7, op->aux, op->aux_len) : sqlite3_bind_null(st, 7);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 8, op->priority);
     status = bitt__sq_run(be, st, rc, "commit (enqueue)", NULL);
     if (status == BITT_OK)
         op->id = (uint64_t)sqlite3_last_insert_rowid(be->db);

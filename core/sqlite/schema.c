@@ -26,6 +26,12 @@
  *   <p>schedule  key -> interval, payload, next_run_at; index (next_run_at,
  *                key) for claims
  *
+ * Version 3 (priorities) alters a version-2 queue in place:
+ *   <p>queue     gains priority INTEGER NOT NULL DEFAULT 0 (so every message
+ *                it held has priority 0); the claim index becomes (topic,
+ *                state, priority DESC, due_at) (then id), which also serves
+ *                sweeps and stats, and replaces (topic, state, due_at)
+ *
  * A table of one of those names without bitt's columns belongs to someone
  * else: it is refused, never altered. Migrations run in BEGIN IMMEDIATE,
  * so several processes may run them at once: one creates, the others find
@@ -191,7 +197,8 @@ static int sq_judge(bitt_backend *be, const sq_schema_info *info, int migrating)
 
 /* Creates whatever is missing and records the schema version: every
  * statement is idempotent, so a version-1 database gains the version-2
- * tables and nothing else changes. */
+ * tables and a version-2 one the version-3 index, and nothing else
+ * changes. */
 static const char sq_ddl[] =
     /* version 1 */
     "CREATE TABLE IF NOT EXISTS \"{p}meta\" ("
@@ -207,8 +214,8 @@ static const char sq_ddl[] =
     "id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL, state INTEGER NOT NULL, "
     "due_at INTEGER NOT NULL, attempts INTEGER NOT NULL, max_attempts INTEGER NOT NULL, "
     "token TEXT, last_error TEXT, payload BLOB NOT NULL, kind INTEGER NOT NULL, "
-    "created_at INTEGER NOT NULL, failed_at INTEGER NOT NULL, dedup_key BLOB);"
-    "CREATE INDEX IF NOT EXISTS \"{p}queue_claim\" ON \"{p}queue\" (topic, state, due_at);"
+    "created_at INTEGER NOT NULL, failed_at INTEGER NOT NULL, dedup_key BLOB, "
+    "priority INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS \"{p}queue_dead\" ON \"{p}queue\" (topic, id) WHERE state = 2;"
     "CREATE UNIQUE INDEX IF NOT EXISTS \"{p}queue_dedup\" ON \"{p}queue\" (topic, dedup_key) "
     "WHERE dedup_key IS NOT NULL AND state <> 2;"
@@ -235,13 +242,37 @@ static const char sq_ddl[] =
     "key TEXT PRIMARY KEY, interval_ms INTEGER NOT NULL, payload BLOB NOT NULL, "
     "kind INTEGER NOT NULL, next_run_at INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS \"{p}schedule_due\" ON \"{p}schedule\" (next_run_at, key);"
+    /* version 3 (a version-2 queue got its priority column first: sq_add_priority) */
+    "CREATE INDEX IF NOT EXISTS \"{p}queue_pick\" ON \"{p}queue\" "
+    "(topic, state, priority DESC, due_at);"
+    "DROP INDEX IF EXISTS \"{p}queue_claim\";"
     /* the version goes up, never down */
     "INSERT INTO \"{p}meta\" (name, value) VALUES ('schema_version', " SQ_STR(
         BITT_SQ_SCHEMA_VERSION) ") ON CONFLICT (name) DO UPDATE SET value = excluded.value "
                                 "WHERE value < excluded.value;";
 
+/* A version-2 queue table has no priority column: ALTER TABLE adds it
+ * (every row reads the default 0), which no IF NOT EXISTS can say. A queue
+ * still missing is created with it by sq_ddl. */
+static int sq_add_priority(bitt_backend *be)
+{
+    static const char *const cols[] = {"priority", NULL};
+    int state;
+    int status = sq_table_state(be, "queue", cols, &state);
+    if (status != BITT_OK || state != SQ_TABLE_FOREIGN)
+        return status;
+    char sql[160];
+    snprintf(sql, sizeof sql,
+             "ALTER TABLE \"%squeue\" ADD COLUMN priority INTEGER NOT NULL DEFAULT 0", be->prefix);
+    int rc = sqlite3_exec(be->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? BITT_OK : bitt__sq_fail(be, rc, "migrate (adding queue priorities)");
+}
+
 static int sq_create(bitt_backend *be)
 {
+    int status = sq_add_priority(be);
+    if (status != BITT_OK)
+        return status;
     char *sql = bitt__sq_expand(sq_ddl, be->prefix);
     if (!sql)
         return bitt__fail(BITT_ENOMEM, "sqlite: out of memory migrating");

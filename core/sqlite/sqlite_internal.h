@@ -8,7 +8,10 @@
  *   commit.c  atomic commits (checks, fences, set, delete, sum, enqueue,
  *             outbox append)
  *   rows.c    messages made from rows, shared by queue, outbox and pubsub
- *   queue.c   claim, ack, nack, extend, the expired-lease sweep, enqueue
+ *   queue.c   ack, nack, extend, snooze (alone and in commits), the
+ *             expired-lease sweep, enqueue
+ *   queue_claim.c  claims of one topic or several, by priority
+ *   queue_byid.c   get, and the cancel and reschedule ops of commits
  *   queue_dead.c  dead letters (list, retry, delete) and per-topic stats
  *   lease.c   leases and the fence check of commits
  *   outbox.c  per-stream event logs, parked events
@@ -27,7 +30,7 @@
 #include "internal.h"
 
 /* The schema version this library writes and understands. */
-#define BITT_SQ_SCHEMA_VERSION 2
+#define BITT_SQ_SCHEMA_VERSION 3
 #define BITT_SQ_PREFIX_MAX 32
 
 /* Every statement the backend runs, prepared once and kept for the
@@ -56,7 +59,9 @@ typedef enum bitt_sq_id {
     SQ_KV_END,
     /* queue.c, queue_dead.c */
     SQ_Q_SWEEP = SQ_KV_END, /* dead-letters a topic's expired last attempts */
-    SQ_Q_CLAIM,             /* claimable rows in (due_at, id) order */
+    SQ_Q_LEVEL,             /* a topic's next priority down */
+    SQ_Q_PICK,              /* claimable ids at one priority, (due_at, id) order */
+    SQ_Q_ROW,               /* a picked row */
     SQ_Q_LEASE,             /* one claimed row: processing, token, lease */
     SQ_Q_ACK,
     SQ_Q_HELD,  /* attempts of a live lease (id, topic, token) */
@@ -73,6 +78,9 @@ typedef enum bitt_sq_id {
     SQ_Q_DEAD_DELETE_ONE,
     SQ_Q_DEAD_DELETE_ALL,
     SQ_Q_STATS,
+    SQ_Q_GET,
+    SQ_Q_CANCEL,
+    SQ_Q_RESCHEDULE,
     /* lease.c */
     SQ_L_ACQUIRE,
     SQ_L_RENEW,
@@ -230,7 +238,8 @@ void bitt__sq_messages_truncate(bitt_messages *out, size_t base);
 /* Queue rows: state 0 pending, 1 processing, 2 dead. The columns a
  * message is read from, in the order bitt__sq_queue_fields() expects. */
 #define BITT_SQ_QUEUE_COLS                                                                         \
-    "id, payload, kind, attempts, max_attempts, last_error, created_at, due_at, failed_at, token"
+    "id, payload, kind, attempts, max_attempts, last_error, created_at, due_at, failed_at, "       \
+    "token, priority"
 /* Fills *f from the current row of st (columns BITT_SQ_QUEUE_COLS); the
  * pointers are valid until st steps or resets. */
 void bitt__sq_queue_fields(sqlite3_stmt *st, const char *topic, bitt_message *f);
@@ -242,9 +251,26 @@ int bitt__sq_queue_sweep(bitt_backend *be, int64_t now, const char *topic);
 int bitt__sq_queue_begin(bitt_backend *be, int64_t now, const char *topic, const char *what);
 /* A commit's BITT_OP_ENQUEUE, inside its transaction. */
 int bitt__sq_queue_insert(bitt_backend *be, int64_t now, bitt_op *op);
+/* A delivery op (BITT_OP_QUEUE_ACK..EXTEND) judged with a commit's checks:
+ * its topic's sweep, then BITT_OK when its token holds a live lease, or
+ * BITT_ETOKEN with a message naming op index at. */
+int bitt__sq_queue_check(bitt_backend *be, int64_t now, const bitt_op *op, size_t at);
+/* Applies a delivery op after the sweep, inside the caller's transaction:
+ * the one path of the standalone calls (at = SIZE_MAX) and of commits.
+ * BITT_ETOKEN without a live lease; backoff is for a nack's delay < 0. */
+int bitt__sq_queue_deliver(bitt_backend *be, int64_t now, const bitt_op *op, size_t at,
+                           const bitt_backoff *backoff);
+/* A commit's BITT_OP_QUEUE_CANCEL / _RESCHEDULE, after the topic's sweep:
+ * op->found = 1 when it applied. */
+int bitt__sq_queue_cancel(bitt_backend *be, int64_t now, bitt_op *op);
+int bitt__sq_queue_reschedule(bitt_backend *be, int64_t now, bitt_op *op);
 
 int bitt__sq_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
                          int64_t lease_ms, bitt_messages *out);
+int bitt__sq_queue_claim_topics(bitt_backend *be, const bitt_time *t, const char *const *topics,
+                                size_t count, size_t limit, int64_t lease_ms, bitt_messages *out);
+int bitt__sq_queue_get(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                       bitt_message **out);
 int bitt__sq_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                        const char *token);
 int bitt__sq_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,

@@ -69,29 +69,12 @@ static void test_migrate_v1(void **state)
     assert_int_equal(bitt_kv_set(s, "k2", 2, "v", 1, 0, 0, &v), BITT_OK);
     assert_int_equal(v, 43); /* the enqueue's commit took 42 */
     bitt_store_close(s);
-    assert_int_equal(ts_raw_int(path, "SELECT value FROM meta WHERE name = 'schema_version'"), 2);
+    assert_int_equal(ts_raw_int(path, "SELECT value FROM meta WHERE name = 'schema_version'"), 3);
 
     /* several processes migrating one version-1 file at once */
     ts_fresh_path("v1many.db", path, sizeof path);
     ts_raw_exec(path, v1_schema);
-    pid_t pids[6];
-    for (int i = 0; i < 6; i++) {
-        pids[i] = fork();
-        assert_true(pids[i] >= 0);
-        if (pids[i] == 0) {
-            bitt_store *c;
-            int rc = ts_open_url(&c, "sqlite:%s?busy_timeout=60000", path);
-            if (rc == BITT_OK)
-                rc = bitt_queue_enqueue(c, "t", "x", 1, 0, NULL, NULL);
-            bitt_store_close(c);
-            _exit(rc == BITT_OK ? 0 : 1);
-        }
-    }
-    for (int i = 0; i < 6; i++) {
-        int st;
-        waitpid(pids[i], &st, 0);
-        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    }
+    ts_processes_enqueue(path, 6);
     assert_int_equal(ts_raw_int(path, "SELECT count(*) FROM queue"), 6);
     assert_int_equal(ts_raw_int(path, "SELECT count(*) FROM kv"), 1);
 }

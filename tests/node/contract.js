@@ -12,6 +12,7 @@ const native = require('../../bindings/node/lib/native');
 const { BittError } = require('../../bindings/node/lib/errors');
 const F = require('./contract_forms');
 const { checkExpect, doSave } = require('./contract_expect');
+const CQ = require('./contract_queue');
 
 const { Broken, Mismatch, bstr, optBstr, num, name, optText, kind, has } = F;
 const CONTRACT_DIR = path.join(__dirname, '..', 'contract');
@@ -35,8 +36,8 @@ const ARGS = {
   'clock.now': [], 'tuple.encode': ['tuple'], 'tuple.decode': ['key'],
   'tuple.order': ['tuples'], parallel: ['threads', 'repeat', 'step', 'expect_counts'],
   'store.open': ['options'],
-  'queue.enqueue': ['topic', 'payload', 'kind', 'delay', 'max_attempts', 'dedup'],
-  'queue.dequeue': ['topic', 'limit', 'lease', 'wait', 'cancel'],
+  'queue.enqueue': ['topic', 'payload', 'kind', 'delay', 'max_attempts', 'dedup', 'priority'],
+  'queue.dequeue': ['topic', 'topics', 'limit', 'lease', 'wait', 'cancel'],
   'queue.ack': ['topic', 'id', 'token'], 'queue.ack_many': ['topic', 'items'],
   'queue.nack': ['topic', 'id', 'token', 'error', 'delay'],
   'queue.extend': ['topic', 'id', 'token', 'lease'], 'queue.snooze': ['topic', 'id', 'token', 'delay'],
@@ -55,6 +56,7 @@ const ARGS = {
   'schedule.upsert': ['key', 'interval', 'payload', 'kind', 'first_run_at'],
   'schedule.claim': ['prefix'], 'schedule.get': ['key'], 'schedule.list': [],
   'schedule.delete': ['key'],
+  ...CQ.ARGS,
 };
 
 const PARALLEL_OK = new Set(['kv.get', 'kv.take', 'kv.get_many', 'kv.set', 'kv.add', 'kv.delete',

@@ -1,6 +1,7 @@
 'use strict';
 // The expectations and saves of the contract (tests/contract/README.md).
 const F = require('./contract_forms');
+const CQ = require('./contract_queue');
 
 const { Broken, Mismatch, STATUS, STATUS_NAME, bstr, num, kind, eq, has, checkMembers } = F;
 
@@ -48,7 +49,7 @@ function schedFields(exp, t, what) {
 }
 
 const MSG_FIELDS = ['id', 'topic', 'payload', 'kind', 'attempts', 'max_attempts', 'last_error', 'created_at',
-  'due_at', 'failed_at', 'park_reason', 'token'];
+  'due_at', 'failed_at', 'park_reason', 'token', 'state', 'priority'];
 
 function checkMessages(run, exp, msgs) {
   if (has(exp, 'count')) eq('count', msgs.length, num(exp.count));
@@ -56,21 +57,23 @@ function checkMessages(run, exp, msgs) {
   if (has(exp, 'payloads')) eq('payloads', msgs.map((m) => m[2]), exp.payloads.map(bstr));
   if (!has(exp, 'messages')) return;
   eq('messages count', msgs.length, exp.messages.length);
-  exp.messages.forEach((e, i) => {
-    const m = msgs[i];
-    const w = `message ${i}`;
-    checkMembers(e, MSG_FIELDS, w);
-    if (has(e, 'id')) eq(`${w} id`, m[0], run.idnum(e.id));
-    if (has(e, 'topic')) eq(`${w} topic`, utf8(m[1]), bstr(e.topic));
-    if (has(e, 'payload')) eq(`${w} payload`, m[2], bstr(e.payload));
-    if (has(e, 'kind')) eq(`${w} kind`, m[3], kind(e.kind));
-    if (has(e, 'token')) eq(`${w} token`, m[4], e.token === null ? null : run.variable(e.token));
-    for (const [j, f] of [[5, 'attempts'], [6, 'max_attempts'], [8, 'created_at'], [9, 'due_at'], [10, 'failed_at']]) {
-      if (has(e, f)) eq(`${w} ${f}`, m[j], num(e[f]));
-    }
-    if (has(e, 'last_error')) eq(`${w} last_error`, m[7], e.last_error);
-    if (has(e, 'park_reason')) eq(`${w} park_reason`, m[11], F.reason(e.park_reason));
-  });
+  exp.messages.forEach((e, i) => checkMessage(run, e, msgs[i], `message ${i}`));
+}
+
+/* One message array against an expected message object. */
+function checkMessage(run, e, m, w) {
+  checkMembers(e, MSG_FIELDS, w);
+  if (has(e, 'id')) eq(`${w} id`, m[0], run.idnum(e.id));
+  if (has(e, 'topic')) eq(`${w} topic`, utf8(m[1]), bstr(e.topic));
+  if (has(e, 'payload')) eq(`${w} payload`, m[2], bstr(e.payload));
+  if (has(e, 'kind')) eq(`${w} kind`, m[3], kind(e.kind));
+  if (has(e, 'token')) eq(`${w} token`, m[4], e.token === null ? null : run.variable(e.token));
+  for (const [j, f] of [[5, 'attempts'], [6, 'max_attempts'], [8, 'created_at'], [9, 'due_at'], [10, 'failed_at']]) {
+    if (has(e, f)) eq(`${w} ${f}`, m[j], num(e[f]));
+  }
+  if (has(e, 'last_error')) eq(`${w} last_error`, m[7], e.last_error);
+  if (has(e, 'park_reason')) eq(`${w} park_reason`, m[11], F.reason(e.park_reason));
+  CQ.checkFields(e, m, w);
 }
 
 function checkTupleDecode(exp, got) {
@@ -151,6 +154,10 @@ function checkExpect(run, op, exp, st, res, what = 'expect') {
   if (['queue.dequeue', 'queue.dead_list', 'outbox.pending', 'outbox.parked'].includes(op)) {
     checkMembers(exp, ['status', 'count', 'ids', 'payloads', 'messages'], op);
     checkMessages(run, exp, res.messages);
+    return;
+  }
+  if (op === 'queue.get') {
+    CQ.checkGet(run, exp, st, res, checkMessage);
     return;
   }
   if (op === 'schedule.claim' || op === 'schedule.get') {

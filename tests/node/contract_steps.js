@@ -5,6 +5,7 @@ const native = require('../../bindings/node/lib/native');
 const { BittError } = require('../../bindings/node/lib/errors');
 const { tokenFor } = require('../../bindings/node/lib/cancel');
 const F = require('./contract_forms');
+const CQ = require('./contract_queue');
 
 const { Broken, Mismatch, STATUS, STATUS_NAME, bstr, optBstr, num, name, optText, kind, has } = F;
 
@@ -56,6 +57,8 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
 
   function txnAction(run, txn, a) {
     const t = (fn, ...args) => run.call(fn, txn, ...args);
+    const q = CQ.txnAction(run, txn, a);
+    if (q !== null) return q;
     switch (a.op) {
       case 'check':
         F.checkMembers(a, ['op', 'key', 'version', 'refused'], 'check');
@@ -70,9 +73,10 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
         F.checkMembers(a, ['op', 'key', 'delta', 'refused'], 'sum');
         return t('bitt_txn_sum', bstr(a.key), num(a.delta));
       case 'enqueue':
-        F.checkMembers(a, ['op', 'topic', 'payload', 'kind', 'delay', 'max_attempts', 'dedup', 'refused'], 'enqueue');
-        return t('bittw_txn_enqueue', name(a.topic), bstr(a.payload ?? ''), kind(a.kind), num(a.delay ?? 0),
-          num(a.max_attempts ?? 0), optBstr(a.dedup));
+        F.checkMembers(a, ['op', 'topic', 'payload', 'kind', 'delay', 'max_attempts', 'dedup', 'priority', 'refused'],
+          'enqueue');
+        return t('bittw_txn_enqueue2', name(a.topic), bstr(a.payload ?? ''), kind(a.kind), num(a.delay ?? 0),
+          num(a.max_attempts ?? 0), optBstr(a.dedup), CQ.priority(a.priority));
       case 'fence':
         F.checkMembers(a, ['op', 'name', 'owner', 'epoch', 'refused'], 'fence');
         return t('bitt_txn_fence', name(a.name), name(a.owner), run.idnum(a.epoch));
@@ -115,14 +119,17 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
     }
   }
 
-  function msgList(run, lst, limit, topic, dequeue = false) {
+  /* Checks a message list: topic is the step's topic or its array of
+   * topics; state the BITT_MSG_* state every message must have. */
+  function msgList(run, lst, limit, topic, dequeue = false, state = 0) {
     const cap = dequeue ? (limit || 1n) : (limit || 100n);
     if (BigInt(lst.length) > cap) throw new Mismatch(`${lst.length} messages, over the limit ${cap}`);
     const ids = new Set();
     const toks = new Set();
     for (const m of lst) {
       if (m === null) throw new Mismatch('a NULL message in a list');
-      if (!Buffer.from(m[1], 'utf8').equals(topic)) throw new Mismatch(`message topic ${m[1]} is not the step's`);
+      if (!CQ.topicOfStep(m[1], topic)) throw new Mismatch(`message topic ${m[1]} is not the step's`);
+      if (m[12] !== state) throw new Mismatch(`message ${m[0]} has the state ${m[12]}, not ${state}`);
       if (dequeue) {
         const tok = m[4];
         if (!tok || toks.has(tok) || run.tokensSeen.has(tok)) throw new Mismatch(`delivery token ${tok} missing or not fresh`);
@@ -307,18 +314,17 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
     const B = run.box;
     switch (op) {
       case 'queue.enqueue': {
-        const [st, r] = await c('bittw_queue_enqueue', B, name(s.topic), bstr(s.payload ?? ''), kind(s.kind),
-          num(s.delay ?? 0), num(s.max_attempts ?? 0), optBstr(s.dedup));
+        const [st, r] = await c('bittw_queue_enqueue2', B, name(s.topic), bstr(s.payload ?? ''), kind(s.kind),
+          num(s.delay ?? 0), num(s.max_attempts ?? 0), optBstr(s.dedup), CQ.priority(s.priority));
         if ((st === 0 || st === 2) && r[0] === 0n) throw new Mismatch('enqueue gave id 0');
         return [st, { id: st === 0 || st === 2 ? r[0] : null }];
       }
       case 'queue.dequeue': {
-        const topic = name(s.topic);
         const limit = num(s.limit ?? 0);
-        const [st, r] = await c(run.mode === 'sync' ? 'bittw_queue_dequeue_cancel' : 'bittw_queue_dequeue', B, topic, limit,
-          num(s.lease ?? 0), num(s.wait ?? 0), cancelOf(s));
-        return [st, { messages: st === 0 ? msgList(run, r[0], limit, topic, true) : null }];
+        const [st, r] = await CQ.dequeue(run, s, c, limit, cancelOf(s));
+        return [st, { messages: st === 0 ? msgList(run, r[0], limit, CQ.topics(s), true, 3) : null }];
       }
+      case 'queue.get': case 'queue.cancel': case 'queue.reschedule': return CQ.execStep(run, s, c);
       case 'queue.ack': case 'queue.nack': case 'queue.extend': {
         const topic = name(s.topic);
         const id = run.idnum(s.id);
@@ -347,7 +353,7 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
         const limit = num(s.limit ?? 0);
         const [st, r] = await c('bitt_queue_dead_list', B, topic, after, limit);
         if (st === 0) {
-          const ids = msgList(run, r[0], limit, topic).map((m) => m[0]);
+          const ids = msgList(run, r[0], limit, topic, false, 4).map((m) => m[0]);
           if (ids.some((i) => i <= after)) throw new Mismatch(`dead list ids not above after: ${ids}`);
           increasing(ids, 'dead list ids');
         }

@@ -114,7 +114,7 @@ const ARGUMENT_CAUSES = {
   'an option name the call does not have': [
     [(x) => x.kv.set('k', 1, { TTL: 1000 }), "kv.set: unknown option 'TTL' (options: ttl)"],
     [(x) => x.queue.enqueue('t', 1, { dedup: 'k' }),
-      "queue.enqueue: unknown option 'dedup' (options: delay, maxAttempts, dedupKey)"],
+      "queue.enqueue: unknown option 'dedup' (options: delay, maxAttempts, dedupKey, priority)"],
   ],
   'a value, key or part of a type the value table does not map': [
     [(x) => x.kv.get(42), 'key: number is not a Buffer, a Uint8Array, a string or an array (a tuple key)'],

@@ -19,13 +19,13 @@ const CALLS = {
   'kv.increment': [(x, o) => x.kv.increment('n', 1n, o), ['ttl']],
   'kv.page': [(x, o) => x.kv.page(o), ['prefix', 'start', 'end', 'limit', 'reverse', 'cursor']],
   'kv.list': [async (x, o) => { for await (const e of x.kv.list(o)) void e; }, ['prefix', 'start', 'end', 'limit', 'reverse', 'cursor']],
-  'queue.enqueue': [(x, o) => x.queue.enqueue('t', 1, o), ['delay', 'maxAttempts', 'dedupKey']],
+  'queue.enqueue': [(x, o) => x.queue.enqueue('t', 1, o), ['delay', 'maxAttempts', 'dedupKey', 'priority']],
   'queue.dequeue': [(x, o) => x.queue.dequeue('t', o), ['limit', 'lease', 'wait', 'signal']],
   'queue.nack': [(x, o) => x.queue.nack(msg, null, o), ['delay']],
   'queue.deadList': [(x, o) => x.queue.deadList('t', o), ['after', 'limit']],
   'queue.consume': [(x, o) => x.queue.consume('t', o), ['prefetch', 'limit', 'lease', 'wait', 'signal']],
   'queue.ack': null, 'queue.ackMany': null, 'queue.extend': null, 'queue.snooze': null, 'queue.deadRetry': null,
-  'queue.deadDelete': null, 'queue.stats': null,
+  'queue.deadDelete': null, 'queue.stats': null, 'queue.get': null, 'queue.cancel': null, 'queue.reschedule': null,
   'lease.acquire': null, 'lease.renew': null, 'lease.release': null, 'lease.get': null,
   'outbox.append': null, 'outbox.pending': null, 'outbox.ack': null, 'outbox.fail': null, 'outbox.park': null,
   'outbox.parked': null, 'outbox.retry': null, 'outbox.discard': null, 'outbox.counts': null,
@@ -38,7 +38,10 @@ const CALLS = {
   'subscription.next': [(x, o) => x.pubsub.subscribe('c').next(0, o), ['signal']],
   'subscription.close': null,
   'atomic.set': [async (x, o) => (await x.atomic()).set('k', 1, o), ['ttl']],
-  'atomic.enqueue': [async (x, o) => (await x.atomic()).enqueue('t', 1, o), ['delay', 'maxAttempts', 'dedupKey']],
+  'atomic.enqueue': [async (x, o) => (await x.atomic()).enqueue('t', 1, o), ['delay', 'maxAttempts', 'dedupKey', 'priority']],
+  'atomic.queueNack': [async (x, o) => (await x.atomic()).queueNack(msg, null, o), ['delay']],
+  'atomic.queueAck': null, 'atomic.queueSnooze': null, 'atomic.queueExtend': null, 'atomic.queueCancel': null,
+  'atomic.queueReschedule': null,
   'atomic.check': null, 'atomic.delete': null, 'atomic.sum': null, 'atomic.fence': null, 'atomic.outboxAppend': null,
   'atomic.commit': null, 'atomic.close': null,
   'store.migrate': null, 'store.atomic': null, 'store.share': null, 'store.close': null,
@@ -129,7 +132,8 @@ for (const [kind, make] of [['sync', () => bitt.open('memory:')], ['async', () =
 test('the names other bindings use do not pass silently: dedup gives no dedup, TTL no expiry', async () => {
   const s = bitt.open('memory:');
   assert.throws(() => s.queue.enqueue('t', 'job', { dedup: 'k' }), {
-    name: 'TypeError', message: "queue.enqueue: unknown option 'dedup' (options: delay, maxAttempts, dedupKey)" });
+    name: 'TypeError',
+    message: "queue.enqueue: unknown option 'dedup' (options: delay, maxAttempts, dedupKey, priority)" });
   assert.throws(() => s.kv.set('k', 1, { TTL: 1000 }), {
     name: 'TypeError', message: "kv.set: unknown option 'TTL' (options: ttl)" });
   assert.equal(s.kv.get('k'), null); // nothing written

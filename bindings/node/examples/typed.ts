@@ -44,6 +44,33 @@ function syncPart(): bigint {
   const stats: bitt.QueueStats = s.queue.stats('emails');
   const oldest: Date | null = stats.oldestPendingAt;
 
+  // queue control: priorities, several topics, messages by id, queue ops in a commit
+  const run: bigint = s.queue.enqueue('runs', { run: 1 }, { delay: 3_600_000 });
+  s.queue.enqueue('steps', { step: 'pay' }, { priority: 10 });
+  const [step]: bitt.Message[] = s.queue.dequeue(['steps', 'runs'], { limit: 1 });
+  const state: bitt.MessageState | null = step ? step.state : null;
+  const priority: number = step ? step.priority : 0;
+  if (step) {
+    using tx: bitt.Atomic = s.atomic();
+    tx.set(['result', step.id], 'paid').queueAck(step).queueReschedule('runs', run, 0);
+    tx.commit();
+  }
+  const found: bitt.Message | null = s.queue.get('runs', run);
+  const moved: boolean = s.queue.reschedule('runs', run, 1000);
+  const cancelled: boolean = s.queue.cancel('runs', run);
+  console.log(state, priority, found?.state, moved, cancelled);
+  s.queue.enqueue('steps', 'more');
+  const [more] = s.queue.dequeue(['steps']);
+  if (more) {
+    s.atomic().queueExtend(more, 1000).commit();
+    s.atomic().queueSnooze(more.topic, more.id, more.token ?? '', 0).commit();
+  }
+  const [again2] = s.queue.dequeue('steps');
+  if (again2) {
+    s.atomic().queueNack(again2, 'no', { delay: 0 }).commit();
+    s.atomic().queueCancel('steps', again2.id).commit();
+  }
+
   const lease: bitt.Lease | null = s.lease.acquire('cron', 'worker-1', 10_000);
   if (lease) {
     const until: Date = s.lease.renew('cron', 'worker-1', lease.epoch, 10_000);
@@ -126,6 +153,12 @@ async function asyncPart(url: string): Promise<void> {
       break;
     }
     await a.queue.enqueue('jobs', 'third');
+    const urgent: bigint = await a.queue.enqueue('jobs', 'urgent', { priority: 1, delay: 60_000 });
+    const got: bitt.Message | null = await a.queue.get('jobs', urgent);
+    const woken: boolean = await a.queue.reschedule('jobs', urgent);
+    const [u] = await a.queue.dequeue(['jobs', 'other']);
+    const gone: boolean = await a.queue.cancel('jobs', urgent);
+    console.log(got?.state, woken, u?.priority, gone);
     {
       await using consumer: bitt.Consumer = a.queue.consume('jobs', { prefetch: 4, wait: 0 });
       const first: IteratorResult<bitt.ConsumedMessage, undefined> = await consumer.next();

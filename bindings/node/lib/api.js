@@ -26,7 +26,7 @@ const OPTIONS = {
   'kv.increment': ['ttl'],
   'kv.page': ['prefix', 'start', 'end', 'limit', 'reverse', 'cursor'],
   'kv.list': ['prefix', 'start', 'end', 'limit', 'reverse', 'cursor'],
-  'queue.enqueue': ['delay', 'maxAttempts', 'dedupKey'],
+  'queue.enqueue': ['delay', 'maxAttempts', 'dedupKey', 'priority'],
   'queue.dequeue': ['limit', 'lease', 'wait', 'signal'],
   'queue.nack': ['delay'],
   'queue.deadList': ['after', 'limit'],
@@ -36,7 +36,8 @@ const OPTIONS = {
   'pubsub.subscribe': ['signal'],
   'subscription.next': ['signal'],
   'atomic.set': ['ttl'],
-  'atomic.enqueue': ['delay', 'maxAttempts', 'dedupKey'],
+  'atomic.enqueue': ['delay', 'maxAttempts', 'dedupKey', 'priority'],
+  'atomic.queueNack': ['delay'],
 };
 const opts = (call, o) => options(call, o, OPTIONS[call]);
 const ttlOf = (call, o) => duration(opts(call, o).ttl, 'ttl');
@@ -99,21 +100,45 @@ class KV {
 class Queue {
   constructor(s) { this._s = s; }
 
-  /* The new id (or the id of the live message holding dedupKey). */
+  /* The new id (or the id of the live message holding dedupKey). A higher
+   * `priority` (an int32, default 0) is claimed first. */
   enqueue(topic, payload, o) {
-    const { delay, maxAttempts = 0, dedupKey } = opts('queue.enqueue', o);
+    const { delay, maxAttempts = 0, dedupKey, priority = 0 } = opts('queue.enqueue', o);
     const [data, kind] = encodeValue(payload, 'payload');
-    return this._s._call('bittw_queue_enqueue',
-      [topic, data, kind, duration(delay, 'delay'), maxAttempts, optKey(dedupKey, 'dedupKey')], (r) => r[1]);
+    return this._s._call('bittw_queue_enqueue2',
+      [topic, data, kind, duration(delay, 'delay'), maxAttempts, optKey(dedupKey, 'dedupKey'), priority],
+      (r) => r[1]);
   }
 
-  /* Up to `limit` messages, waiting up to `wait` ms for a first one; an
-   * abort of `signal` ends the wait (AbortError) with nothing leased. */
+  /* Up to `limit` messages of `topic`, or of any of an array of topics (1
+   * to 64 distinct names; each message names its own), waiting up to `wait`
+   * ms for a first one; an abort of `signal` ends the wait (AbortError)
+   * with nothing leased. */
   dequeue(topic, o) {
     const { limit = 1, lease, wait, signal } = opts('queue.dequeue', o);
-    return this._s._wait('bittw_queue_dequeue_cancel',
+    const several = Array.isArray(topic);
+    return this._s._wait(several ? 'bittw_queue_dequeue_topics' : 'bittw_queue_dequeue_cancel',
       [topic, limit, duration(lease, 'lease'), duration(wait, 'wait')], signalOf('queue.dequeue', signal),
       (r) => M.messages(r[1]), (msgs) => this._giveBack(msgs));
+  }
+
+  /* Message `id` of `topic` as it is now (state, attempts, dueAt, lastError,
+   * priority; never a token), or null when the topic holds no such message. */
+  get(topic, id) {
+    return this._s._call('bitt_queue_get', [topic, id], (r) => M.message(r[1]));
+  }
+
+  /* Deletes a pending, delayed or leased message (its delivery's ack, nack,
+   * extend and snooze are then StaleToken): whether it was there. */
+  cancel(topic, id) {
+    return this._s._call('bitt_queue_cancel', [topic, id], (r) => status(r) === 0);
+  }
+
+  /* Makes a pending or delayed message claimable delayMs from now (0: at
+   * once), attempts and error kept: whether it applied (not to a live lease). */
+  reschedule(topic, id, delayMs = 0) {
+    return this._s._call('bitt_queue_reschedule', [topic, id, duration(delayMs, 'delayMs')],
+      (r) => status(r) === 0);
   }
 
   /* What a dequeue got as its signal aborted, given back unseen. */
@@ -367,10 +392,46 @@ class AtomicBase {
   }
 
   enqueue(topic, payload, o) {
-    const { delay, maxAttempts = 0, dedupKey } = opts('atomic.enqueue', o);
+    const { delay, maxAttempts = 0, dedupKey, priority = 0 } = opts('atomic.enqueue', o);
     const [data, kind] = encodeValue(payload, 'payload');
-    this._n.bittw_txn_enqueue(this._txn, topic, data, kind, duration(delay, 'delay'), maxAttempts,
-      optKey(dedupKey, 'dedupKey'));
+    this._n.bittw_txn_enqueue2(this._txn, topic, data, kind, duration(delay, 'delay'), maxAttempts,
+      optKey(dedupKey, 'dedupKey'), priority);
+    return this;
+  }
+
+  /* The queue ops of store.queue, applied with the commit. A delivery op
+   * (ack, nack, snooze, extend) needs its lease live and its token current
+   * when the commit runs, else the commit fails (StaleToken) and writes
+   * nothing; cancel and reschedule do nothing to a message they do not
+   * apply to. At most one of these per message id in a transaction. */
+  queueAck(msg) {
+    this._n.bitt_txn_queue_ack(this._txn, msg.topic, msg.id, msg.token);
+    return this;
+  }
+
+  queueNack(msg, error = null, o) {
+    const { delay } = opts('atomic.queueNack', o);
+    this._n.bitt_txn_queue_nack(this._txn, msg.topic, msg.id, msg.token, error, duration(delay, 'delay', -1));
+    return this;
+  }
+
+  queueSnooze(topic, id, token, delayMs = 0) {
+    this._n.bitt_txn_queue_snooze(this._txn, topic, id, token, duration(delayMs, 'delayMs'));
+    return this;
+  }
+
+  queueExtend(msg, lease) {
+    this._n.bitt_txn_queue_extend(this._txn, msg.topic, msg.id, msg.token, duration(lease, 'lease'));
+    return this;
+  }
+
+  queueCancel(topic, id) {
+    this._n.bitt_txn_queue_cancel(this._txn, topic, id);
+    return this;
+  }
+
+  queueReschedule(topic, id, delayMs = 0) {
+    this._n.bitt_txn_queue_reschedule(this._txn, topic, id, duration(delayMs, 'delayMs'));
     return this;
   }
 

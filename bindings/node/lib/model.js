@@ -11,6 +11,8 @@ const { date, optDate } = require('./args');
 const { jsonable } = require('./entry');
 
 const num = (b) => Number(b);
+// BITT_MSG_*: where a queue message is (null: not a queue message).
+const STATES = [null, 'pending', 'delayed', 'leased', 'dead'];
 
 /* The addon's entry (lib/entry.js), its value decoded and its expiry made
  * a Date (null: none) in place. */
@@ -35,6 +37,8 @@ class Message {
     this.dueAt = optDate(t[9]);
     this.failedAt = optDate(t[10]);
     this.parkReason = t[11];
+    this.state = STATES[t[12]] ?? null;
+    this.priority = t[13];
   }
 
   /* The payload decoded by its kind (VALUES.md). */
@@ -45,7 +49,8 @@ class Message {
   toJSON() {
     return { id: String(this.id), topic: this.topic, value: jsonable(this.value), kind: this.kind, token: this.token,
       attempts: this.attempts, maxAttempts: this.maxAttempts, lastError: this.lastError, createdAt: this.createdAt,
-      dueAt: this.dueAt, failedAt: this.failedAt, parkReason: this.parkReason };
+      dueAt: this.dueAt, failedAt: this.failedAt, parkReason: this.parkReason, state: this.state,
+      priority: this.priority };
   }
 }
 

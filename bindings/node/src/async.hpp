@@ -389,6 +389,15 @@ class BittwArgs {
     uint64_t u64(size_t i, const char *what) { return read<uint64_t>(i, what, bittw_js_get_u64); }
     uint32_t u32(size_t i, const char *what) { return read<uint32_t>(i, what, bittw_js_get_u32); }
     int int_(size_t i, const char *what) { return read<int>(i, what, bittw_js_get_int); }
+    int32_t i32(size_t i, const char *what) { return read<int32_t>(i, what, bittw_js_get_i32); }
+    /* names (a dequeue's topics), copied */
+    std::shared_ptr<std::vector<std::string>> texts(size_t i, const char *what)
+    {
+        auto v = std::make_shared<std::vector<std::string>>();
+        if (ok_ && !bittw_js_get_texts(env_, at(i), what, v.get()))
+            ok_ = false;
+        return v;
+    }
     /* A cancel token (js_values.hpp), or none when null/undefined. */
     bittw_cancel_ptr cancel(size_t i)
     {
@@ -464,5 +473,6 @@ class BittwArgs {
 };
 
 #include "async_ops.hpp"
+#include "async_queue.hpp"
 #include "extras.hpp"
 #endif

@@ -206,6 +206,8 @@ static void bittw_js_register(Napi::Env env, Napi::Object exports)
     BITTW_REG(bitt_pubsub_publish) BITTW_REG(bitt_pubsub_subscribe) BITTW_REG(bitt_pubsub_next)
     BITTW_REG(bitt_budget_take) BITTW_REG(bitt_schedule_upsert) BITTW_REG(bitt_schedule_claim)
     BITTW_REG(bitt_schedule_get) BITTW_REG(bitt_schedule_delete) BITTW_REG(bittw_schedule_list)
+    BITTW_REG(bittw_queue_enqueue2) BITTW_REG(bittw_queue_dequeue_topics) BITTW_REG(bitt_queue_get)
+    BITTW_REG(bitt_queue_cancel) BITTW_REG(bitt_queue_reschedule)
 #undef BITTW_REG
     /* The names of the synchronous wrappers that take a cancel token (the
      * Promise forms take one as their last argument). */

@@ -10,7 +10,8 @@
  * Shapes (as the Python binding's tuples, with 64-bit numbers as BigInt):
  *   entry    {key, value, kind, version, expiresAt (number; bigint past 2^53)}
  *   message  [id, topic, payload, kind, token, attempts, maxAttempts,
- *             lastError, createdAt, dueAt, failedAt, parkReason]
+ *             lastError, createdAt, dueAt, failedAt, parkReason, state,
+ *             priority]
  *   schedule [key, interval, payload, kind, nextRunAt, occurrence]
  *   stats    [pending, delayed, processing, dead, oldestPendingAt]
  */
@@ -242,6 +243,35 @@ static bool bittw_js_get_int(Napi::Env env, Napi::Value v, const char *what, int
     return true;
 }
 
+/* An int32 (a priority): an integer number or bigint; no booleans. */
+static bool bittw_js_get_i32(Napi::Env env, Napi::Value v, const char *what, int32_t *out)
+{
+    int64_t i = 0;
+    if (!bittw_js_get_i64(env, v, what, &i))
+        return false;
+    if (i < INT32_MIN || i > INT32_MAX)
+        return bittw_js_range_error(env, what, v, "int32");
+    *out = (int32_t)i;
+    return true;
+}
+
+/* An array of names (strings or Buffers without NUL), copied. */
+static bool bittw_js_get_texts(Napi::Env env, Napi::Value v, const char *what, std::vector<std::string> *out)
+{
+    out->clear();
+    if (!v.IsArray())
+        return bittw_js_type_error(env, what, "an array of names", v);
+    Napi::Array a = v.As<Napi::Array>();
+    uint32_t n = a.Length();
+    out->resize(n);
+    for (uint32_t i = 0; i < n; i++) {
+        bool null_ = false;
+        if (!bittw_js_get_text(env, a.Get(i), false, what, &(*out)[i], &null_))
+            return false;
+    }
+    return true;
+}
+
 /* An array of uint64 (outbox sequence numbers); null gives "none" when
  * allowed ("no list" and "[]" differ). */
 static bool bittw_js_get_u64s(Napi::Env env, Napi::Value v, bool allow_null, const char *what,
@@ -464,7 +494,7 @@ static Napi::Value bittw_js_message(Napi::Env env, const bitt_message *m)
         return env.Null();
     size_t pl = 0;
     const uint8_t *p = bitt_message_payload(m, &pl);
-    Napi::Array a = Napi::Array::New(env, 12);
+    Napi::Array a = Napi::Array::New(env, 14);
     a.Set(0u, bittw_js_u64(env, bitt_message_id(m)));
     a.Set(1u, bittw_js_str(env, bitt_message_topic(m)));
     a.Set(2u, bittw_js_bytes(env, p, pl));
@@ -477,6 +507,8 @@ static Napi::Value bittw_js_message(Napi::Env env, const bitt_message *m)
     a.Set(9u, bittw_js_i64(env, bitt_message_due_at(m)));
     a.Set(10u, bittw_js_i64(env, bitt_message_failed_at(m)));
     a.Set(11u, Napi::Number::New(env, bitt_message_park_reason(m)));
+    a.Set(12u, Napi::Number::New(env, bitt_message_state(m)));
+    a.Set(13u, Napi::Number::New(env, bitt_message_priority(m)));
     return a;
 }
 

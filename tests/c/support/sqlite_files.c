@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -64,4 +65,29 @@ void ts_expect_message(const char *needle)
     const char *msg = bitt_error_last();
     if (!strstr(msg, needle))
         fail_msg("message \"%s\" does not contain \"%s\"", msg, needle);
+}
+
+void ts_processes_enqueue(const char *path, int procs)
+{
+    pid_t pids[16];
+    assert_true(procs > 0 && procs <= 16);
+    for (int i = 0; i < procs; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            bitt_store *c;
+            bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
+            o.priority = i;
+            int rc = ts_open_url(&c, "sqlite:%s?busy_timeout=60000", path);
+            if (rc == BITT_OK)
+                rc = bitt_queue_enqueue(c, "t", "x", 1, 0, &o, NULL);
+            bitt_store_close(c);
+            _exit(rc == BITT_OK ? 0 : 1);
+        }
+    }
+    for (int i = 0; i < procs; i++) {
+        int st;
+        waitpid(pids[i], &st, 0);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
 }

@@ -22,6 +22,9 @@ int ts_open_url(bitt_store **s, const char *fmt, ...) __attribute__((format(prin
 void ts_raw_exec(const char *path, const char *sql);
 /* The first column of the first row of sql, read with sqlite3 directly. */
 long long ts_raw_int(const char *path, const char *sql);
+/* procs processes (at most 16) open the file at once (migrating it) and
+ * each enqueues one message on topic "t", process i at priority i. */
+void ts_processes_enqueue(const char *path, int procs);
 /* Fails the test unless this thread's last bitt message contains needle. */
 void ts_expect_message(const char *needle);
 
