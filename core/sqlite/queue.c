@@ -38,7 +38,6 @@
 
 void bitt__sq_queue_fields(sqlite3_stmt *st, const char *topic, bitt_message *f)
 {
-    *f = (bitt_message){0}; /* every field this row has no column for is 0 */
     /* every field not read here is zero */
     *f = (bitt_message){.id = (uint64_t)sqlite3_column_int64(st, 0),
                         .topic = (char *)topic,
