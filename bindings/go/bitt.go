@@ -61,8 +61,9 @@ type Store struct {
 	Schedules *Schedules
 	Clock     *Clock
 
-	mu   sync.Mutex
-	subs map[*Subscription]struct{}
+	mu      sync.Mutex
+	subs    map[*Subscription]struct{}
+	workers map[*Worker]struct{} // started and not stopped: Close stops them
 
 	waits waiters // the cancel tokens of waits in progress (fired by Close)
 
@@ -78,7 +79,7 @@ func Open(url string) (*Store, error) {
 	}
 	h := &handle{box: box}
 	runtime.SetFinalizer(h, func(h *handle) { raw.Bittw_free(h.box) })
-	s := &Store{h: h, subs: map[*Subscription]struct{}{}, waits: waiters{closedMsg: "the store is closed"}}
+	s := &Store{h: h, subs: map[*Subscription]struct{}{}, workers: map[*Worker]struct{}{}, waits: waiters{closedMsg: "the store is closed"}}
 	s.KV = &KV{s}
 	s.Queue = &Queue{s}
 	s.Leases = &Leases{s}
@@ -91,11 +92,23 @@ func Open(url string) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the store's subscriptions and the store. It ends the waits
-// in progress at once (they fail with ErrUsage, "the store is closed") and
-// waits for other calls in flight. Later calls fail with ErrUsage.
-// Closing twice is fine.
+// Close closes the store's subscriptions and the store. It first stops its
+// workers at once (as Stop with a done context: the deliveries they hold
+// are given back). It ends the waits in progress at once (they fail with
+// ErrUsage, "the store is closed") and waits for other calls in flight.
+// Later calls fail with ErrUsage. Closing twice is fine.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	workers := make([]*Worker, 0, len(s.workers))
+	for w := range s.workers {
+		workers = append(workers, w)
+	}
+	s.mu.Unlock()
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, w := range workers {
+		w.Stop(now)
+	}
 	s.waits.close() // a wait in progress holds the box: end it first
 	s.mu.Lock()
 	subs := make([]*Subscription, 0, len(s.subs))

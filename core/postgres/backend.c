@@ -190,6 +190,13 @@ POOLED(queue_ack_many,
        (bitt_backend * be, const bitt_time *t, const char *topic, const uint64_t *ids,
         const char *const *tokens, size_t count, int *statuses),
        (s, t, topic, ids, tokens, count, statuses))
+POOLED(queue_claim_topics,
+       (bitt_backend * be, const bitt_time *t, const char *const *topics, size_t count,
+        size_t limit, int64_t lease_ms, bitt_messages *out),
+       (s, t, topics, count, limit, lease_ms, out))
+POOLED(queue_get,
+       (bitt_backend * be, const bitt_time *t, const char *topic, uint64_t id, bitt_message **out),
+       (s, t, topic, id, out))
 
 const bitt_backend_ops bitt__postgres_backend = {
     .version = BITT_BACKEND_OPS_VERSION,
@@ -236,4 +243,6 @@ const bitt_backend_ops bitt__postgres_backend = {
     .queue_ack_many = pooled_queue_ack_many,
     .queue_snooze = pooled_queue_snooze,
     .concurrent = 1,
+    .queue_claim_topics = pooled_queue_claim_topics,
+    .queue_get = pooled_queue_get,
 };

@@ -6,8 +6,10 @@
  * stream it appends to, all in one statement and in ascending key order
  * (so two commits never deadlock). Every writer of those takes them, so a
  * check on an absent key serializes too; rows read by checks are locked
- * FOR UPDATE, leases read by fences FOR SHARE. Only then is the
- * versionstamp taken (nextval once per commit), so a key's versions
+ * FOR UPDATE, leases read by fences FOR SHARE. A queue op (ack ...
+ * reschedule of a message by id) locks a key per message and then, after
+ * its topic's sweep, the message's row FOR UPDATE (queue_txn.c). Only
+ * then is the versionstamp taken (nextval once per commit), so a key's versions
  * increase in commit order. Two commits against one version cannot both
  * succeed: the second waits for the first's locks and then reads its row.
  *
@@ -45,9 +47,10 @@
  * Round trips. A commit without checks or fences is one pipeline in one
  * implicit transaction: key locks, queue sweeps, the stamp order lock,
  * versionstamp, every mutation in op order
- * (each sees the ones before it), NOTIFY when it enqueues. With checks or
- * fences it is two: BEGIN, locks and the reads; then, once every check
- * passed, the same mutations and COMMIT. A sum refuses a non-counter or an
+ * (each sees the ones before it), NOTIFY when it enqueues. With checks,
+ * fences or queue ops it is two: BEGIN, locks and the reads; then, once
+ * every check passed (a queue op's delivery is a check), the same
+ * mutations and COMMIT. A sum refuses a non-counter or an
  * int64 overflow with an error of its statement, which rolls everything
  * back.
  */
@@ -102,10 +105,10 @@ static const char sql_enqueue[] =
     "AND dedup_key = $6::bytea "
     "AND NOT (state = 1 AND attempts >= max_attempts AND due_at <= " PG_NOW_7 ")), "
     "ins AS (INSERT INTO @queue (topic, state, due_at, attempts, max_attempts, token, "
-    "last_error, payload, kind, created_at, failed_at, dedup_key) "
+    "last_error, payload, kind, created_at, failed_at, dedup_key, priority) "
     "SELECT $1::text, 0, " PG_NOW_7_PLUS_4
     ", 0, $5::int8, NULL, NULL, $2::bytea, $3::int4, " PG_NOW_7
-    ", 0, $6::bytea WHERE NOT EXISTS (SELECT 1 FROM h) RETURNING id) "
+    ", 0, $6::bytea, $8::int4 WHERE NOT EXISTS (SELECT 1 FROM h) RETURNING id) "
     "SELECT id, false FROM ins UNION ALL SELECT id, true FROM h";
 static const char sql_outbox[] =
     "WITH s AS (INSERT INTO @outbox_seq AS q (stream, last) VALUES ($1::text, 1) "
@@ -119,8 +122,9 @@ static const char sql_outbox[] =
 typedef struct plan {
     bitt_pg_step *steps;
     bitt_pg_params *params;
-    int *op_step;   /* by op: its mutation's step, or -1 */
-    int *read_step; /* by op: its check or fence step (batch 1), or -1 */
+    int *op_step;      /* by op: its mutation's step, or -1 */
+    int *read_step;    /* by op: its check, fence or message read (batch 1), or -1 */
+    bitt_pg_qop *qops; /* by op: a queue op's verdict */
     int64_t *keys;
     size_t nkeys;
     bitt_buf lock_buf;
@@ -142,6 +146,7 @@ static void free_plan(plan *pl)
     free(pl->params);
     free(pl->op_step);
     free(pl->read_step);
+    free(pl->qops);
     free(pl->keys);
     bitt_buf_dispose(&pl->lock_buf);
 }
@@ -167,20 +172,42 @@ static size_t gather_keys(const bitt_backend *be, const bitt_commit *c, plan *pl
         case BITT_OP_OUTBOX_APPEND:
             pl->keys[pl->nkeys++] = bitt__pg_lock_key(be, 'o', op->name, strlen(op->name), NULL, 0);
             break;
-        default: break;
+        default:
+            if (bitt__op_is_queue_by_id(op))
+                pl->keys[pl->nkeys++] = bitt__pg_qop_lock_key(be, op);
+            break;
         }
-        reads += op->type == BITT_OP_CHECK || op->type == BITT_OP_FENCE;
+        reads +=
+            op->type == BITT_OP_CHECK || op->type == BITT_OP_FENCE || bitt__op_is_queue_by_id(op);
     }
     return reads;
 }
 
-/* The reads of batch 1: every check and fence, in op order. */
+/* Whether op is the first queue op of a commit on its topic. */
+static int first_on_topic(const bitt_commit *c, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (bitt__op_is_queue_by_id(&c->ops[j]) && !strcmp(c->ops[j].name, c->ops[i].name))
+            return 0;
+    return 1;
+}
+
+/* The reads of batch 1: the sweep of each queue op's topic, then every
+ * check, fence and queue op's message, in op order. */
 static void add_reads(plan *pl, const bitt_commit *c)
 {
+    for (size_t i = 0; i < c->count; i++)
+        if (bitt__op_is_queue_by_id(&c->ops[i]) && first_on_topic(c, i))
+            bitt__pg_sweep_params(add(pl, PG_Q_SWEEP, bitt__pg_sweep_sql), c->ops[i].name,
+                                  &c->time);
     for (size_t i = 0; i < c->count; i++) {
         const bitt_op *op = &c->ops[i];
         bitt_pg_params *p;
-        if (op->type == BITT_OP_CHECK) {
+        if (bitt__op_is_queue_by_id(op)) {
+            pl->read_step[i] = pl->n;
+            bitt__pg_qop_read(op, &c->time, &pl->steps[pl->n], &pl->params[pl->n]);
+            pl->n++;
+        } else if (op->type == BITT_OP_CHECK) {
             pl->read_step[i] = pl->n;
             p = add(pl, PG_C_CHECK, sql_check);
             bitt__pg_p_bytes(p, op->key, op->key_len);
@@ -225,17 +252,18 @@ static int add_stamp(const bitt_backend *be, plan *pl)
 }
 
 /* The sweeps of the topics that enqueue with a dedup key, the stamp, then
- * every mutation in op order, and a NOTIFY when it enqueues. The sweeps
+ * every mutation in op order, and a NOTIFY when it enqueues or a queue op
+ * may have made a message claimable (bitt__op_makes_claimable). The sweeps
  * come before the stamp order lock: they may wait for a queue row another
  * commit holds, and that commit may be waiting for the stamp order lock. */
 static void add_writes(const bitt_backend *be, plan *pl, const bitt_commit *c, int *stamp_step)
 {
-    int enqueues = 0;
+    int wake = 0; /* a NOTIFY: it may have made a message claimable */
     for (size_t i = 0; i < c->count; i++) {
         const bitt_op *op = &c->ops[i];
         if (op->type != BITT_OP_ENQUEUE)
             continue;
-        enqueues = 1;
+        wake = 1;
         int seen = !op->aux;
         for (size_t j = 0; j < i && !seen; j++)
             seen = c->ops[j].type == BITT_OP_ENQUEUE && c->ops[j].aux &&
@@ -275,6 +303,7 @@ static void add_writes(const bitt_backend *be, plan *pl, const bitt_commit *c, i
             else
                 bitt__pg_p_null(p);
             bitt__pg_p_now(p, &c->time);
+            bitt__pg_p_i32(p, op->priority);
             break;
         case BITT_OP_OUTBOX_APPEND:
             p = add(pl, PG_C_OUTBOX, sql_outbox);
@@ -283,24 +312,41 @@ static void add_writes(const bitt_backend *be, plan *pl, const bitt_commit *c, i
             bitt__pg_p_i32(p, op->kind);
             bitt__pg_p_now(p, &c->time);
             break;
-        default: break;
+        default:
+            if (!bitt__op_is_queue_by_id(op) || !pl->qops[i].write)
+                break;
+            p = &pl->params[pl->n];
+            bitt__pg_qop_write(op, &pl->qops[i], c->backoff, &pl->steps[pl->n], p);
+            pl->n++;
+            /* Waiters in other processes hear of it as of an enqueue. */
+            wake |= bitt__op_makes_claimable(op);
+            break;
         }
         if (p)
             pl->op_step[i] = at;
     }
-    if (enqueues)
+    if (wake)
         bitt__pg_notify_params(be, add(pl, PG_NOTIFY, bitt__pg_notify_sql));
 }
 
-/* Batch 1's verdict: the first failing check or fence, in op order. */
-static int judge_reads(const plan *pl, bitt_commit *c)
+/* Batch 1's verdict: the first failing check, fence or delivery, in op
+ * order; what each queue op writes. */
+static int judge_reads(plan *pl, bitt_commit *c)
 {
     for (size_t i = 0; i < c->count; i++) {
-        const bitt_op *op = &c->ops[i];
+        bitt_op *op = &c->ops[i];
         if (pl->read_step[i] < 0)
             continue;
         const PGresult *res = pl->steps[pl->read_step[i]].res;
         int found = PQntuples(res) > 0;
+        if (bitt__op_is_queue_by_id(op)) {
+            int rc = bitt__pg_qop_judge(op, res, &pl->qops[i]);
+            if (rc) {
+                c->failed = i;
+                return rc;
+            }
+            continue;
+        }
         if (op->type == BITT_OP_FENCE) {
             if (!found) {
                 c->failed = i;
@@ -462,8 +508,9 @@ int bitt__pg_commit(bitt_backend *be, bitt_commit *c)
     int rc = bitt__pg_schema(be);
     if (rc)
         return rc;
-    /* At most: BEGIN, LOCK, a read per op; then a sweep per op, the stamp
-     * order lock, the stamp, a mutation per op, NOTIFY, COMMIT. */
+    /* At most: BEGIN, LOCK, a sweep and a read per op; then a sweep per
+     * op, the stamp order lock, the stamp, a mutation per op, NOTIFY,
+     * COMMIT. */
     size_t cap = 2 * c->count + 4;
     plan pl = {0};
     pl.steps = bitt__calloc(cap, sizeof *pl.steps);
@@ -471,7 +518,8 @@ int bitt__pg_commit(bitt_backend *be, bitt_commit *c)
     pl.op_step = bitt__malloc((c->count + 1) * sizeof *pl.op_step);
     pl.read_step = bitt__malloc((c->count + 1) * sizeof *pl.read_step);
     pl.keys = bitt__malloc((c->count + 1) * sizeof *pl.keys);
-    if (!pl.steps || !pl.params || !pl.op_step || !pl.read_step || !pl.keys) {
+    pl.qops = bitt__calloc(c->count + 1, sizeof *pl.qops);
+    if (!pl.steps || !pl.params || !pl.op_step || !pl.read_step || !pl.keys || !pl.qops) {
         free_plan(&pl);
         return bitt__fail(BITT_ENOMEM, "postgres: out of memory planning a commit of %zu ops",
                           c->count);

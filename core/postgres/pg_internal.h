@@ -11,7 +11,9 @@
  *   kv.c        get, get-many, list, purge
  *   commit.c    atomic commits (checks, fences, set, delete, sum, enqueue,
  *               outbox append)
- *   queue.c     claim, ack, nack, extend, the expired-lease sweep
+ *   queue.c     claim (one topic or several), ack, nack, extend, snooze,
+ *               the expired-lease sweep
+ *   queue_txn.c  messages by id: get, and the queue ops of commits
  *   queue_dead.c  dead letters (list, retry, delete) and stats
  *   lease.c     leases and the fence read of commits
  *   outbox.c    per-stream event logs, parked events
@@ -51,7 +53,7 @@
 #include "io_wait.h"
 
 /* The schema version this library writes and understands. */
-#define BITT_PG_SCHEMA_VERSION 1
+#define BITT_PG_SCHEMA_VERSION 2
 #define BITT_PG_IDENT_MAX 63 /* NAMEDATALEN - 1 */
 #define BITT_PG_PREFIX_MAX 32
 /* Every backend holds keys up to BITT_KEY_SIZE_MAX: a btree index entry
@@ -82,6 +84,7 @@ _Static_assert(BITT_KEY_SIZE_MAX + BITT_NAME_MAX + 32 <= 2704,
 #define PG_NOW_5 PG_NOW(5)
 #define PG_NOW_6 PG_NOW(6)
 #define PG_NOW_7 PG_NOW(7)
+#define PG_NOW_8 PG_NOW(8)
 #define PG_LIVE_1 PG_LIVE(1)
 #define PG_LIVE_2 PG_LIVE(2)
 #define PG_NOW_2_PLUS_4 PG_AFTER(PG_NOW(2), "$4::int8")
@@ -89,6 +92,7 @@ _Static_assert(BITT_KEY_SIZE_MAX + BITT_NAME_MAX + 32 <= 2704,
 #define PG_NOW_5_PLUS_4 PG_AFTER(PG_NOW(5), "$4::int8")
 #define PG_NOW_6_PLUS_5 PG_AFTER(PG_NOW(6), "$5::int8")
 #define PG_NOW_7_PLUS_4 PG_AFTER(PG_NOW(7), "$4::int8")
+#define PG_NOW_8_PLUS_4 PG_AFTER(PG_NOW(8), "$4::int8")
 
 /* Every prepared statement. Its SQL lives beside the code that runs it. */
 typedef enum bitt_pg_id {
@@ -119,7 +123,13 @@ typedef enum bitt_pg_id {
     PG_C_ENQUEUE,
     PG_C_OUTBOX,
     PG_Q_SWEEP,
+    PG_Q_SWEEP_TOPICS,
     PG_Q_CLAIM,
+    PG_Q_CLAIM_TOPICS,
+    PG_Q_GET,
+    PG_Q_LOCK,
+    PG_Q_CANCEL,
+    PG_Q_RESCHEDULE,
     PG_Q_ACK,
     PG_Q_ACK_MANY,
     PG_Q_WHY,
@@ -399,6 +409,54 @@ void bitt__pg_sweep_params(bitt_pg_params *p, const char *topic, const bitt_time
 
 int bitt__pg_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
                          int64_t lease_ms, bitt_messages *out);
+int bitt__pg_queue_claim_topics(bitt_backend *be, const bitt_time *t, const char *const *topics,
+                                size_t count, size_t limit, int64_t lease_ms, bitt_messages *out);
+int bitt__pg_queue_get(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                       bitt_message **out);
+/* The fields of row r of a message row (columns id, payload, kind, token,
+ * attempts, max_attempts, last_error, created_at, due_at, failed_at,
+ * priority, topic), pointing into res. */
+void bitt__pg_row_message(const PGresult *res, int r, bitt_message *f);
+/* Appends the message of every row of res; on out of memory none. */
+int bitt__pg_push_rows(const PGresult *res, bitt_messages *out);
+
+/* One delivery op (ack, nack, snooze, extend) of a standalone call or a
+ * commit: the statement that applies it to a live delivery at t (changing
+ * no row otherwise), made by queue.c for both. */
+typedef struct bitt_pg_delivery {
+    int type; /* BITT_OP_QUEUE_ACK .. BITT_OP_QUEUE_EXTEND */
+    const char *topic;
+    uint64_t id;
+    const char *token;
+    const char *error;               /* nack: NULL = none */
+    int64_t ms;                      /* nack delay (< 0: the backoff), snooze delay, lease */
+    uint64_t attempts, max_attempts; /* nack: the delivery's, to retry or bury */
+} bitt_pg_delivery;
+void bitt__pg_delivery_step(const bitt_pg_delivery *d, const bitt_backoff *backoff,
+                            const bitt_time *t, bitt_pg_step *step, bitt_pg_params *p);
+/* Binds $1 id, $2 topic, $3 token (NULL binds NULL; one that is not
+ * ASCII, so no token, binds one that matches none). */
+void bitt__pg_held_params(bitt_pg_params *p, const char *topic, uint64_t id, const char *token);
+/* BITT_ETOKEN naming why a delivery is not held, from a row (state, token
+ * matches, lease live) of message id, or no row. */
+int bitt__pg_token_fail(const char *topic, uint64_t id, const PGresult *res);
+
+/* The BITT_OP_QUEUE_* ops of a commit (queue_txn.c). Batch 1 locks each
+ * message (its lock key, then its row FOR UPDATE after its topic's sweep)
+ * and reads it; the verdict fails the commit (BITT_ETOKEN) or says what
+ * batch 2 writes, at the time of the read. */
+typedef struct bitt_pg_qop {
+    int write;   /* batch 2 has a statement for it */
+    int64_t now; /* the read's time */
+    uint64_t attempts, max_attempts;
+} bitt_pg_qop;
+int64_t bitt__pg_qop_lock_key(const bitt_backend *be, const bitt_op *op);
+void bitt__pg_qop_read(const bitt_op *op, const bitt_time *t, bitt_pg_step *step,
+                       bitt_pg_params *p);
+/* BITT_OK (op->found set for cancel and reschedule) or BITT_ETOKEN. */
+int bitt__pg_qop_judge(bitt_op *op, const PGresult *res, bitt_pg_qop *q);
+void bitt__pg_qop_write(const bitt_op *op, const bitt_pg_qop *q, const bitt_backoff *backoff,
+                        bitt_pg_step *step, bitt_pg_params *p);
 int bitt__pg_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,
                             const uint64_t *ids, const char *const *tokens, size_t count,
                             int *statuses);

@@ -7,9 +7,17 @@
  * Each call is one pipeline in one transaction: the sweep (messages whose
  * lease ended on their last attempt become dead, failed_at = the lease's
  * end), then the call's statement, which sees the sweep's work. Claims
- * take the oldest claimable rows by (due_at, id) with FOR UPDATE SKIP
- * LOCKED, so concurrent consumers never wait for each other and never get
- * the same message. Tokens are 32 hex digits from gen_random_uuid().
+ * take the claimable rows by (priority DESC, due_at, id), the order of the
+ * claim index, with FOR UPDATE SKIP LOCKED, so concurrent consumers never
+ * wait for each other and never get the same message. A claim over
+ * several topics takes, in each topic, the first `limit` claimable rows
+ * that no one else holds (an index scan each, locked as it goes), then the
+ * first `limit` of those: exactly the claim of one topic over their union.
+ * The rows it locked but did not take are released when its transaction
+ * ends, at once; meanwhile another claim skips them, as it skips the rows
+ * any claim is taking. Sorting the union of every claimable row instead
+ * would lock only what is taken but read a whole backlog per claim.
+ * Tokens are 32 hex digits from gen_random_uuid().
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +27,12 @@
 
 /* Rows another transaction is sweeping (or claiming) are skipped, never
  * waited for: no lock order to get wrong. */
-const char bitt__pg_sweep_sql[] =
-    "UPDATE @queue SET state = 2, failed_at = due_at, last_error = $3::text, token = NULL, "
-    "dedup_key = NULL WHERE id IN (SELECT id FROM @queue WHERE topic = $1::text AND state = 1 "
-    "AND attempts >= max_attempts AND due_at <= " PG_NOW_2 " FOR UPDATE SKIP LOCKED)";
+#define SWEEP(topics)                                                                              \
+    "UPDATE @queue SET state = 2, failed_at = due_at, last_error = $3::text, token = NULL, "       \
+    "dedup_key = NULL WHERE id IN (SELECT id FROM @queue WHERE " topics " AND state = 1 "          \
+    "AND attempts >= max_attempts AND due_at <= " PG_NOW_2 " FOR UPDATE SKIP LOCKED)"
+const char bitt__pg_sweep_sql[] = SWEEP("topic = $1::text");
+static const char sql_sweep_topics[] = SWEEP("topic = ANY($1::text[])");
 
 void bitt__pg_sweep_params(bitt_pg_params *p, const char *topic, const bitt_time *t)
 {
@@ -31,18 +41,30 @@ void bitt__pg_sweep_params(bitt_pg_params *p, const char *topic, const bitt_time
     bitt__pg_p_text(p, BITT_LEASE_EXPIRED_ERROR);
 }
 
+/* Claimable by a claim at $2: due, not dead, and not a last lease (that
+ * the sweep skipped because someone held it). */
+#define CLAIMABLE                                                                                  \
+    "state < 2 AND due_at <= " PG_NOW_2 " AND NOT (state = 1 AND attempts >= max_attempts)"
+#define CLAIM_ORDER "priority DESC, due_at, id"
+/* The claim of the rows in `pick` (id, due_at): a new delivery each, back
+ * in claim order by the due_at they had (their new one is the lease's). */
+#define CLAIM(pick)                                                                                \
+    "WITH pick AS (" pick "), "                                                                    \
+    "upd AS (UPDATE @queue q SET state = 1, attempts = q.attempts + 1, "                           \
+    "token = replace(gen_random_uuid()::text, '-', ''), due_at = " PG_NOW_2_PLUS_4                 \
+    " FROM pick WHERE q.id = pick.id RETURNING q.id, q.payload, q.kind, q.token, q.attempts, "     \
+    "q.max_attempts, q.last_error, q.created_at, q.due_at, q.failed_at, q.priority, q.topic, "     \
+    "pick.due_at AS since) "                                                                       \
+    "SELECT id, payload, kind, token, attempts, max_attempts, last_error, created_at, due_at, "    \
+    "failed_at, priority, topic FROM upd ORDER BY priority DESC, since, id"
 static const char sql_claim[] =
-    "WITH pick AS (SELECT id, due_at FROM @queue WHERE topic = $1::text AND state < 2 "
-    "AND due_at <= " PG_NOW_2 " AND NOT (state = 1 AND attempts >= max_attempts) "
-    "ORDER BY due_at, id LIMIT $3::int8 FOR UPDATE SKIP LOCKED), "
-    "upd AS (UPDATE @queue q SET state = 1, attempts = q.attempts + 1, "
-    "token = replace(gen_random_uuid()::text, '-', ''), due_at = " PG_NOW_2_PLUS_4
-    " FROM pick WHERE q.id = pick.id RETURNING q.id, q.payload, "
-    "q.kind, q.token, q.attempts, q.max_attempts, q.last_error, "
-    "q.created_at, q.due_at, q.failed_at, pick.due_at AS since) "
-    "SELECT id, payload, kind, token, attempts, max_attempts, "
-    "last_error, created_at, due_at, failed_at FROM upd "
-    "ORDER BY since, id";
+    CLAIM("SELECT id, due_at FROM @queue WHERE topic = $1::text AND " CLAIMABLE
+          " ORDER BY " CLAIM_ORDER " LIMIT $3::int8 FOR UPDATE SKIP LOCKED");
+static const char sql_claim_topics[] = CLAIM(
+    "SELECT c.id, c.due_at FROM unnest($1::text[]) AS t(name) CROSS JOIN LATERAL "
+    "(SELECT id, due_at, priority FROM @queue WHERE topic = t.name COLLATE \"C\" AND " CLAIMABLE
+    " ORDER BY " CLAIM_ORDER " LIMIT $3::int8 FOR UPDATE SKIP LOCKED) c "
+    "ORDER BY c.priority DESC, c.due_at, c.id LIMIT $3::int8");
 
 /* A delivery is live while state = 1, the token matches and due_at > now. */
 #define HELD(now)                                                                                  \
@@ -62,6 +84,58 @@ static const char sql_snooze[] = "UPDATE @queue SET state = 0, attempts = attemp
 static const char sql_why[] = "SELECT state, token = $3::text, due_at > " PG_NOW_4
                               " FROM @queue WHERE id = $1::int8 AND topic = $2::text";
 
+void bitt__pg_row_message(const PGresult *res, int r, bitt_message *f)
+{
+    size_t len;
+    const uint8_t *payload = bitt__pg_bytes(res, r, 1, &len);
+    *f = (bitt_message){
+        .id = (uint64_t)bitt__pg_i64(res, r, 0),
+        .topic = (char *)bitt__pg_text(res, r, 11),
+        .payload = (uint8_t *)payload,
+        .payload_len = len,
+        .kind = (int)bitt__pg_i64(res, r, 2),
+        .token = (char *)bitt__pg_text(res, r, 3),
+        .attempts = (uint32_t)bitt__pg_i64(res, r, 4),
+        .max_attempts = (uint32_t)bitt__pg_i64(res, r, 5),
+        .last_error = (char *)bitt__pg_text(res, r, 6),
+        .created_at = bitt__pg_i64(res, r, 7),
+        .due_at = bitt__pg_i64(res, r, 8),
+        .failed_at = bitt__pg_i64(res, r, 9),
+        .priority = (int32_t)bitt__pg_i64(res, r, 10),
+    };
+}
+
+int bitt__pg_push_rows(const PGresult *res, bitt_messages *out)
+{
+    size_t base = out->count;
+    int status = BITT_OK;
+    for (int r = 0; !status && r < PQntuples(res); r++) {
+        bitt_message f;
+        bitt__pg_row_message(res, r, &f);
+        status = bitt__pg_push_message(out, &f);
+    }
+    if (status)
+        bitt__pg_messages_truncate(out, base);
+    return status;
+}
+
+/* Runs [sweep, claim] (sp, cp filled but for the claim's limit and lease)
+ * and appends the deliveries to out. */
+static int claim(bitt_backend *be, bitt_pg_step steps[2], size_t limit, int64_t lease_ms,
+                 bitt_messages *out)
+{
+    bitt__pg_p_count(steps[1].params, limit);
+    bitt__pg_p_i64(steps[1].params, lease_ms);
+    int status = bitt__pg_run(be, steps, 2, "dequeue");
+    if (status)
+        return status;
+    /* Out of memory after the claim committed: the messages come back
+     * when their lease ends, as after a crash. */
+    status = bitt__pg_push_rows(steps[1].res, out);
+    bitt__pg_clear(steps, 2);
+    return status;
+}
+
 int bitt__pg_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
                          int64_t lease_ms, bitt_messages *out)
 {
@@ -72,55 +146,36 @@ int bitt__pg_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic
     bitt__pg_sweep_params(&sp, topic, t);
     bitt__pg_p_text(&cp, topic);
     bitt__pg_p_now(&cp, t);
-    bitt__pg_p_count(&cp, limit);
-    bitt__pg_p_i64(&cp, lease_ms);
     bitt_pg_step steps[2] = {{PG_Q_SWEEP, bitt__pg_sweep_sql, &sp, NULL},
                              {PG_Q_CLAIM, sql_claim, &cp, NULL}};
-    status = bitt__pg_run(be, steps, 2, "dequeue");
-    if (status)
+    return claim(be, steps, limit, lease_ms, out);
+}
+
+int bitt__pg_queue_claim_topics(bitt_backend *be, const bitt_time *t, const char *const *topics,
+                                size_t count, size_t limit, int64_t lease_ms, bitt_messages *out)
+{
+    int status = bitt__pg_schema(be);
+    if (status || !limit)
         return status;
-    const PGresult *res = steps[1].res;
-    size_t base = out->count;
-    for (int r = 0; !status && r < PQntuples(res); r++) {
-        size_t len;
-        const uint8_t *payload = bitt__pg_bytes(res, r, 1, &len);
-        bitt_message f = {
-            .id = (uint64_t)bitt__pg_i64(res, r, 0),
-            .topic = (char *)topic,
-            .payload = (uint8_t *)payload,
-            .payload_len = len,
-            .kind = (int)bitt__pg_i64(res, r, 2),
-            .token = (char *)bitt__pg_text(res, r, 3),
-            .attempts = (uint32_t)bitt__pg_i64(res, r, 4),
-            .max_attempts = (uint32_t)bitt__pg_i64(res, r, 5),
-            .last_error = (char *)bitt__pg_text(res, r, 6),
-            .created_at = bitt__pg_i64(res, r, 7),
-            .due_at = bitt__pg_i64(res, r, 8),
-            .failed_at = bitt__pg_i64(res, r, 9),
-        };
-        status = bitt__pg_push_message(out, &f);
+    bitt_buf arr = BITT_BUF_INIT;
+    status = bitt__pg_array_text(&arr, topics, count);
+    if (!status) {
+        bitt_pg_params sp = {0}, cp = {0};
+        bitt__pg_p_bytes(&sp, arr.ptr, arr.len);
+        bitt__pg_p_now(&sp, t);
+        bitt__pg_p_text(&sp, BITT_LEASE_EXPIRED_ERROR);
+        bitt__pg_p_bytes(&cp, arr.ptr, arr.len);
+        bitt__pg_p_now(&cp, t);
+        bitt_pg_step steps[2] = {{PG_Q_SWEEP_TOPICS, sql_sweep_topics, &sp, NULL},
+                                 {PG_Q_CLAIM_TOPICS, sql_claim_topics, &cp, NULL}};
+        status = claim(be, steps, limit, lease_ms, out);
     }
-    /* Out of memory after the claim committed: the messages come back
-     * when their lease ends, as after a crash. */
-    if (status)
-        bitt__pg_messages_truncate(out, base);
-    bitt__pg_clear(steps, 2);
+    bitt_buf_dispose(&arr);
     return status;
 }
 
-/* BITT_ETOKEN naming why the delivery (id, token) is not held. */
-static int stale(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
-                 const char *token)
+int bitt__pg_token_fail(const char *topic, uint64_t id, const PGresult *res)
 {
-    bitt_pg_params p = {0};
-    bitt__pg_p_i64(&p, (int64_t)id);
-    bitt__pg_p_text(&p, topic);
-    bitt__pg_p_text(&p, token);
-    bitt__pg_p_now(&p, t);
-    PGresult *res;
-    int status = bitt__pg_run1(be, PG_Q_WHY, sql_why, &p, &res, "queue (token check)");
-    if (status)
-        return status;
     const char *why = "no such message";
     if (PQntuples(res) > 0) {
         int64_t state = bitt__pg_i64(res, 0, 0);
@@ -131,16 +186,44 @@ static int stale(bitt_backend *be, const bitt_time *t, const char *topic, uint64
         else
             why = "its lease ended";
     }
-    PQclear(res);
     return bitt__fail(BITT_ETOKEN, "message %llu of topic '%s': stale ack token (%s)",
                       (unsigned long long)id, topic, why);
 }
 
-static void held_params(bitt_pg_params *p, const char *topic, uint64_t id, const char *token)
+/* A token as bound: a stored one is hex, so one that is not ASCII matches
+ * none, and is never bound as text that is not UTF-8 (an error of the
+ * statement, not of its item). */
+static const char *token_text(const char *token)
+{
+    if (!token)
+        return NULL;
+    for (const unsigned char *c = (const unsigned char *)token; *c; c++)
+        if (*c >= 0x80)
+            return "";
+    return token;
+}
+
+void bitt__pg_held_params(bitt_pg_params *p, const char *topic, uint64_t id, const char *token)
 {
     bitt__pg_p_i64(p, (int64_t)id);
     bitt__pg_p_text(p, topic);
-    bitt__pg_p_text(p, token);
+    bitt__pg_p_text(p, token_text(token));
+}
+
+/* BITT_ETOKEN naming why the delivery (id, token) is not held. */
+static int stale(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
+                 const char *token)
+{
+    bitt_pg_params p = {0};
+    bitt__pg_held_params(&p, topic, id, token);
+    bitt__pg_p_now(&p, t);
+    PGresult *res;
+    int status = bitt__pg_run1(be, PG_Q_WHY, sql_why, &p, &res, "queue (token check)");
+    if (status)
+        return status;
+    status = bitt__pg_token_fail(topic, id, res);
+    PQclear(res);
+    return status;
 }
 
 /* Runs [sweep, statement, NOTIFY when notify]; *changed gets the rows the
@@ -168,17 +251,50 @@ static int sweep_and(bitt_backend *be, const bitt_time *t, const char *topic, bi
     return BITT_OK;
 }
 
+void bitt__pg_delivery_step(const bitt_pg_delivery *d, const bitt_backoff *backoff,
+                            const bitt_time *t, bitt_pg_step *step, bitt_pg_params *p)
+{
+    memset(p, 0, sizeof *p);
+    bitt__pg_held_params(p, d->topic, d->id, d->token);
+    *step = (bitt_pg_step){PG_Q_ACK, sql_ack, p, NULL};
+    switch (d->type) {
+    case BITT_OP_QUEUE_NACK:
+        bitt__pg_p_text(p, d->error);
+        /* The token names this delivery: while it matches, attempts cannot
+         * have moved, so the decision holds when the update runs. */
+        if (d->attempts >= d->max_attempts) {
+            *step = (bitt_pg_step){PG_Q_BURY, sql_bury, p, NULL};
+        } else {
+            int64_t delay = d->ms < 0 ? bitt__backoff_delay(backoff, (uint32_t)d->attempts) : d->ms;
+            bitt__pg_p_i64(p, delay);
+            *step = (bitt_pg_step){PG_Q_RETRY, sql_retry, p, NULL};
+        }
+        break;
+    case BITT_OP_QUEUE_SNOOZE:
+        bitt__pg_p_i64(p, d->ms);
+        *step = (bitt_pg_step){PG_Q_SNOOZE, sql_snooze, p, NULL};
+        break;
+    case BITT_OP_QUEUE_EXTEND:
+        bitt__pg_p_i64(p, d->ms);
+        *step = (bitt_pg_step){PG_Q_EXTEND, sql_extend, p, NULL};
+        break;
+    default: break;
+    }
+    bitt__pg_p_now(p, t);
+}
+
 int bitt__pg_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                        const char *token)
 {
     int status = bitt__pg_schema(be);
     if (status)
         return status;
-    bitt_pg_params p = {0};
-    held_params(&p, topic, id, token);
-    bitt__pg_p_now(&p, t);
+    bitt_pg_delivery d = {.type = BITT_OP_QUEUE_ACK, .topic = topic, .id = id, .token = token};
+    bitt_pg_step step;
+    bitt_pg_params p;
+    bitt__pg_delivery_step(&d, NULL, t, &step, &p);
     uint64_t changed = 0;
-    status = sweep_and(be, t, topic, PG_Q_ACK, sql_ack, &p, 0, &changed, NULL, "ack");
+    status = sweep_and(be, t, topic, step.id, step.sql, &p, 0, &changed, NULL, "ack");
     if (!status && !changed)
         status = stale(be, t, topic, id, token);
     return status;
@@ -203,10 +319,7 @@ static int bind_deliveries(bitt_buf *ids_arr, bitt_buf *tok_arr, const uint64_t 
     int status = v && tok ? BITT_OK : bitt__fail(BITT_ENOMEM, "postgres: out of memory");
     for (size_t i = 0; !status && i < count; i++) {
         v[i] = ids[i] > INT64_MAX ? -1 : (int64_t)ids[i];
-        tok[i] = tokens[i];
-        for (const unsigned char *c = (const unsigned char *)tokens[i]; *c; c++)
-            if (*c >= 0x80)
-                tok[i] = "";
+        tok[i] = token_text(tokens[i]);
     }
     if (!status)
         status = bitt__pg_array_int8(ids_arr, v, count);
@@ -260,65 +373,52 @@ int bitt__pg_queue_nack(bitt_backend *be, const bitt_time *t, const char *topic,
     if (status)
         return status;
     bitt_pg_params p = {0};
-    held_params(&p, topic, id, token);
+    bitt__pg_held_params(&p, topic, id, token);
     bitt__pg_p_now(&p, t);
     PGresult *res = NULL;
     status = sweep_and(be, t, topic, PG_Q_HELD, sql_held, &p, 0, NULL, &res, "nack");
     if (status)
         return status;
     int held = PQntuples(res) > 0;
-    uint64_t attempts = held ? (uint64_t)bitt__pg_i64(res, 0, 0) : 0;
-    uint64_t max_attempts = held ? (uint64_t)bitt__pg_i64(res, 0, 1) : 0;
+    bitt_pg_delivery d = {.type = BITT_OP_QUEUE_NACK,
+                          .topic = topic,
+                          .id = id,
+                          .token = token,
+                          .error = error,
+                          .ms = delay_ms,
+                          .attempts = held ? (uint64_t)bitt__pg_i64(res, 0, 0) : 0,
+                          .max_attempts = held ? (uint64_t)bitt__pg_i64(res, 0, 1) : 0};
     PQclear(res);
     if (!held)
         return stale(be, t, topic, id, token);
 
-    /* The token names this delivery: while it matches, attempts cannot
-     * have moved, so the decision holds when the update runs. */
-    bitt_pg_params q = {0};
-    held_params(&q, topic, id, token);
-    bitt__pg_p_text(&q, error);
-    uint64_t changed = 0;
-    bitt_pg_params np = {0};
+    bitt_pg_params q, np = {0};
     bitt__pg_notify_params(be, &np);
-    bitt_pg_step steps[2] = {{PG_Q_BURY, sql_bury, &q, NULL},
-                             {PG_NOTIFY, bitt__pg_notify_sql, &np, NULL}};
-    if (attempts >= max_attempts) {
-        bitt__pg_p_now(&q, t);
-    } else {
-        if (delay_ms < 0)
-            delay_ms = bitt__backoff_delay(backoff, (uint32_t)attempts);
-        bitt__pg_p_i64(&q, delay_ms);
-        bitt__pg_p_now(&q, t);
-        steps[0].id = PG_Q_RETRY;
-        steps[0].sql = sql_retry;
-    }
+    bitt_pg_step steps[2] = {{0}, {PG_NOTIFY, bitt__pg_notify_sql, &np, NULL}};
+    bitt__pg_delivery_step(&d, backoff, t, &steps[0], &q);
     status = bitt__pg_run(be, steps, 2, "nack");
-    if (!status)
-        changed = bitt__pg_changed(steps[0].res);
+    uint64_t changed = status ? 0 : bitt__pg_changed(steps[0].res);
     bitt__pg_clear(steps, 2);
     if (!status && !changed)
         status = stale(be, t, topic, id, token);
     return status;
 }
 
-/* extend (snooze 0) or snooze (1): one live-lease update at now + ms. A
- * message handed back now (ms 0) wakes the waiters. */
+/* extend or snooze: one live-lease update at now + ms. A message handed
+ * back now (ms 0) wakes the waiters. */
 static int move(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
-                const char *token, int64_t ms, int snooze)
+                const char *token, int64_t ms, int type)
 {
     int status = bitt__pg_schema(be);
     if (status)
         return status;
-    bitt_pg_params p = {0};
-    held_params(&p, topic, id, token);
-    bitt__pg_p_i64(&p, ms);
-    bitt__pg_p_now(&p, t);
+    bitt_pg_delivery d = {.type = type, .topic = topic, .id = id, .token = token, .ms = ms};
+    bitt_pg_step step;
+    bitt_pg_params p;
+    bitt__pg_delivery_step(&d, NULL, t, &step, &p);
+    const char *what = type == BITT_OP_QUEUE_SNOOZE ? "snooze" : "extend";
     uint64_t changed = 0;
-    status = snooze ? sweep_and(be, t, topic, PG_Q_SNOOZE, sql_snooze, &p, ms == 0, &changed, NULL,
-                                "snooze")
-                    : sweep_and(be, t, topic, PG_Q_EXTEND, sql_extend, &p, ms == 0, &changed, NULL,
-                                "extend");
+    status = sweep_and(be, t, topic, step.id, step.sql, &p, ms == 0, &changed, NULL, what);
     if (!status && !changed)
         status = stale(be, t, topic, id, token);
     return status;
@@ -327,7 +427,7 @@ static int move(bitt_backend *be, const bitt_time *t, const char *topic, uint64_
 int bitt__pg_queue_extend(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                           const char *token, int64_t lease_ms)
 {
-    return move(be, t, topic, id, token, lease_ms, 0);
+    return move(be, t, topic, id, token, lease_ms, BITT_OP_QUEUE_EXTEND);
 }
 
 /* Pending again at now + delay_ms with the attempt given back: the row
@@ -335,5 +435,5 @@ int bitt__pg_queue_extend(bitt_backend *be, const bitt_time *t, const char *topi
 int bitt__pg_queue_snooze(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                           const char *token, int64_t delay_ms)
 {
-    return move(be, t, topic, id, token, delay_ms, 1);
+    return move(be, t, topic, id, token, delay_ms, BITT_OP_QUEUE_SNOOZE);
 }

@@ -5,8 +5,9 @@
 #include "postgres/pg_internal.h"
 
 static const char sql_dead_list[] =
-    "SELECT id, payload, kind, attempts, max_attempts, last_error, created_at, due_at, "
-    "failed_at FROM @queue WHERE topic = $1::text AND state = 2 AND id > $2::int8 "
+    "SELECT id, payload, kind, NULL::text, attempts, max_attempts, last_error, created_at, "
+    "due_at, failed_at, priority, topic FROM @queue WHERE topic = $1::text AND state = 2 AND id > "
+    "$2::int8 "
     "ORDER BY id LIMIT $3::int8";
 #define REVIVE(now)                                                                                \
     "UPDATE @queue SET state = 0, attempts = 0, last_error = NULL, failed_at = 0, token = NULL, "  \
@@ -61,27 +62,7 @@ int bitt__pg_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *t
         after_sweep(be, t, topic, PG_Q_DEAD_LIST, sql_dead_list, &p, 0, &res, "dead letters");
     if (status)
         return status;
-    size_t base = out->count;
-    for (int r = 0; !status && r < PQntuples(res); r++) {
-        size_t len;
-        const uint8_t *payload = bitt__pg_bytes(res, r, 1, &len);
-        bitt_message f = {
-            .id = (uint64_t)bitt__pg_i64(res, r, 0),
-            .topic = (char *)topic,
-            .payload = (uint8_t *)payload,
-            .payload_len = len,
-            .kind = (int)bitt__pg_i64(res, r, 2),
-            .attempts = (uint32_t)bitt__pg_i64(res, r, 3),
-            .max_attempts = (uint32_t)bitt__pg_i64(res, r, 4),
-            .last_error = (char *)bitt__pg_text(res, r, 5),
-            .created_at = bitt__pg_i64(res, r, 6),
-            .due_at = bitt__pg_i64(res, r, 7),
-            .failed_at = bitt__pg_i64(res, r, 8),
-        };
-        status = bitt__pg_push_message(out, &f);
-    }
-    if (status)
-        bitt__pg_messages_truncate(out, base);
+    status = bitt__pg_push_rows(res, out);
     PQclear(res);
     return status;
 }

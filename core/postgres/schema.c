@@ -9,7 +9,8 @@
  *                          rows that expire; sequence versionstamp
  *   queue                  messages: state 0 pending, 1 processing, 2 dead.
  *                          Partial indexes: (topic, due_at, id) over the
- *                          live ones (claims, in claim order), (topic,
+ *                          live ones (claims, in claim order; version 2
+ *                          replaces it), (topic,
  *                          due_at) over processing last attempts (the
  *                          sweep), (topic, id) over the dead; UNIQUE
  *                          (topic, dedup_key) over the messages holding one
@@ -19,6 +20,11 @@
  *   pubsub(id, channel, payload, created_at)   ids from sequence pubsub_id
  *   budget(name, level, updated_at, period_ms)
  *   schedule(key, interval_ms, payload, kind, next_run_at)
+ * Version 2: queue.priority (int4, default 0, so version 1's messages
+ *   keep their order), and the claim index (topic, priority DESC, due_at,
+ *   id) over the live messages replaces version 1's (topic, due_at, id).
+ *   A relation is still recognized as ours by version 1's columns, so a
+ *   version 1 queue is migrated, not refused.
  * Names (topics, streams, ...) are text COLLATE "C": byte order, as in
  * memory and SQLite.
  *
@@ -44,7 +50,8 @@ typedef struct pg_rel {
     const char *cols;
 } pg_rel;
 
-/* bitt's relations and the columns that make one ours. meta first. */
+/* bitt's relations and the columns that make one ours: version 1's, so
+ * that an older schema is recognized and migrated. meta first. */
 static const pg_rel rels[] = {
     {"meta", 'r', "name value"},
     {"kv", 'r', "key value kind version expires_at"},
@@ -205,7 +212,9 @@ static int judge(const bitt_backend *be, const schema_info *info, int migrating)
 }
 
 /* Creates whatever is missing and records the version; every statement is
- * idempotent. */
+ * idempotent, so one text brings an empty schema or any older version to
+ * the current one. Version 1's statements come first, then each later
+ * version's. */
 static const char ddl[] =
     "CREATE TABLE IF NOT EXISTS @meta (name text COLLATE \"C\" PRIMARY KEY, "
     "value bigint NOT NULL);"
@@ -218,7 +227,6 @@ static const char ddl[] =
     "attempts bigint NOT NULL, max_attempts bigint NOT NULL, token text, last_error text, "
     "payload bytea NOT NULL, kind integer NOT NULL, created_at bigint NOT NULL, "
     "failed_at bigint NOT NULL, dedup_key bytea);"
-    "CREATE INDEX IF NOT EXISTS #queue_ready ON @queue (topic, due_at, id) WHERE state < 2;"
     "CREATE INDEX IF NOT EXISTS #queue_last ON @queue (topic, due_at) "
     "WHERE state = 1 AND attempts >= max_attempts;"
     "CREATE INDEX IF NOT EXISTS #queue_dead ON @queue (topic, id) WHERE state = 2;"
@@ -245,6 +253,13 @@ static const char ddl[] =
     "interval_ms bigint NOT NULL, payload bytea NOT NULL, kind integer NOT NULL, "
     "next_run_at bigint NOT NULL);"
     "CREATE INDEX IF NOT EXISTS #schedule_due ON @schedule (next_run_at, key);"
+    /* version 2: priorities. ADD COLUMN with a constant default rewrites
+     * nothing; the new index is built once, in the migration's
+     * transaction. The old claim index would only slow writes down. */
+    "ALTER TABLE @queue ADD COLUMN IF NOT EXISTS priority integer NOT NULL DEFAULT 0;"
+    "CREATE INDEX IF NOT EXISTS #queue_claim ON @queue (topic, priority DESC, due_at, id) "
+    "WHERE state < 2;"
+    "DROP INDEX IF EXISTS @queue_ready;"
     /* the version goes up, never down */
     "INSERT INTO @meta AS m (name, value) VALUES ('schema_version', " STR(
         BITT_PG_SCHEMA_VERSION) ") ON CONFLICT (name) DO UPDATE SET value = excluded.value "

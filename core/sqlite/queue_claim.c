@@ -206,7 +206,8 @@ static int q_claim(bitt_backend *be, const bitt_time *t, const char *const *topi
         status = bitt__sq_queue_sweep(be, t->now, topics[i]);
     for (size_t i = 0; i < count && status == BITT_OK; i++)
         status = q_pick_topic(be, t->now, topics[i], i, limit, &picks);
-    if (status == BITT_OK && count > 1) {
+    /* qsort of nothing would be given NULL, which it must never be */
+    if (status == BITT_OK && count > 1 && picks.count > 1) {
         qsort(picks.items, picks.count, sizeof *picks.items, q_pick_cmp);
         if (picks.count > limit)
             picks.count = limit;

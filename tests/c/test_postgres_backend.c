@@ -3,7 +3,8 @@
  * server: URL options, libpq parameters passed through and refusals;
  * passwords kept out of every message (a wrong one, a percent-encoded one,
  * an unreachable server, a lost connection); migrations (a newer schema,
- * foreign tables, auto_migrate=0, two prefixes in one schema); which clock
+ * foreign tables, auto_migrate=0, two prefixes in one schema, a version 1
+ * schema with messages brought to version 2); which clock
  * rules (the server's, or the manual one); a killed session and a stopped
  * server process (the next call reconnects); statement_timeout; waits
  * woken by NOTIFY from another handle, with several waiting threads.
@@ -23,6 +24,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -38,6 +40,8 @@
 #endif
 
 static const char *g_url;
+/* The schema version the library writes (BITT_PG_SCHEMA_VERSION). */
+#define SCHEMA_VERSION 2
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -389,7 +393,7 @@ static void test_migrations(void **state)
     bitt_store_close(s);
     snprintf(sql, sizeof sql, "SELECT value FROM \"%s\".meta WHERE name = 'schema_version'",
              schema);
-    assert_int_equal(raw_int(c, sql), 1);
+    assert_int_equal(raw_int(c, sql), SCHEMA_VERSION);
 
     /* Another prefix in the same schema is another store. */
     s = open_schema(schema, "table_prefix=other_");
@@ -420,6 +424,101 @@ static void test_migrations(void **state)
              "table_schema = '%s' AND table_name = 'kv'",
              foreign);
     assert_int_equal(raw_int(c, sql), 1);
+    PQfinish(c);
+}
+
+/* Turns a current schema back into version 1: no priority column, version
+ * 1's claim index. What version 1 wrote is all there is to migrate. */
+static void make_version_1(PGconn *c, const char *schema)
+{
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "DROP INDEX \"%s\".queue_claim; ALTER TABLE \"%s\".queue DROP COLUMN priority; "
+             "CREATE INDEX queue_ready ON \"%s\".queue (topic, due_at, id) WHERE state < 2; "
+             "UPDATE \"%s\".meta SET value = 1 WHERE name = 'schema_version'",
+             schema, schema, schema, schema);
+    raw_exec(c, sql);
+}
+
+static int64_t index_count(PGconn *c, const char *schema, const char *name)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_indexes WHERE schemaname = '%s' AND indexname = '%s'", schema,
+             name);
+    return raw_int(c, sql);
+}
+
+static void test_migration_from_version_1(void **state)
+{
+    (void)state;
+    const char *schema = fresh_schema();
+    char sql[512];
+    PGconn *c = raw();
+
+    /* Version 1 with messages in every state: pending, delayed, leased. */
+    bitt_store *s = open_schema(schema, NULL);
+    uint64_t old_id = 0, delayed_id = 0, leased_id = 0;
+    bitt_enqueue_options later = BITT_ENQUEUE_OPTIONS_INIT;
+    later.delay_ms = 3600000;
+    assert_int_equal(bitt_queue_enqueue(s, "t", "leased", 6, BITT_KIND_BYTES, NULL, &leased_id),
+                     BITT_OK);
+    assert_int_equal(bitt_queue_enqueue(s, "t", "old", 3, BITT_KIND_BYTES, NULL, &old_id), BITT_OK);
+    assert_int_equal(bitt_queue_enqueue(s, "t", "later", 5, BITT_KIND_BYTES, &later, &delayed_id),
+                     BITT_OK);
+    bitt_messages *got = NULL;
+    assert_int_equal(bitt_queue_dequeue(s, "t", NULL, &got), BITT_OK);
+    assert_int_equal(bitt_messages_count(got), 1);
+    const bitt_message *m = bitt_messages_at(got, 0);
+    assert_int_equal(bitt_message_id(m), leased_id);
+    char token[64];
+    snprintf(token, sizeof token, "%s", bitt_message_token(m));
+    bitt_messages_free(got);
+    bitt_store_close(s);
+    make_version_1(c, schema);
+
+    /* An older schema is not used until migrated. */
+    s = open_schema(schema, "auto_migrate=0");
+    bitt_message *one = NULL;
+    assert_int_equal(bitt_queue_get(s, "t", old_id, &one), BITT_ESCHEMA);
+    expect_message("not migrated");
+    assert_int_equal(bitt_store_migrate(s), BITT_OK);
+    snprintf(sql, sizeof sql, "SELECT value FROM \"%s\".meta WHERE name = 'schema_version'",
+             schema);
+    assert_int_equal(raw_int(c, sql), SCHEMA_VERSION);
+    assert_int_equal(index_count(c, schema, "queue_claim"), 1);
+    assert_int_equal(index_count(c, schema, "queue_ready"), 0);
+
+    /* Every message is kept at priority 0, the leased one with its
+     * delivery. */
+    assert_int_equal(bitt_queue_get(s, "t", old_id, &one), BITT_OK);
+    assert_int_equal(bitt_message_state(one), BITT_MSG_PENDING);
+    assert_int_equal(bitt_message_priority(one), 0);
+    bitt_message_free(one);
+    assert_int_equal(bitt_queue_get(s, "t", delayed_id, &one), BITT_OK);
+    assert_int_equal(bitt_message_state(one), BITT_MSG_DELAYED);
+    bitt_message_free(one);
+    assert_int_equal(bitt_queue_get(s, "t", leased_id, &one), BITT_OK);
+    assert_int_equal(bitt_message_state(one), BITT_MSG_LEASED);
+    bitt_message_free(one);
+    assert_int_equal(bitt_queue_ack(s, "t", leased_id, token), BITT_OK);
+
+    /* New work of a higher priority goes first; the old work follows. */
+    bitt_enqueue_options urgent = BITT_ENQUEUE_OPTIONS_INIT;
+    urgent.priority = 5;
+    uint64_t urgent_id = 0;
+    assert_int_equal(bitt_queue_enqueue(s, "t", "urgent", 6, BITT_KIND_BYTES, &urgent, &urgent_id),
+                     BITT_OK);
+    bitt_dequeue_options two = BITT_DEQUEUE_OPTIONS_INIT;
+    two.limit = 5;
+    assert_int_equal(bitt_queue_dequeue(s, "t", &two, &got), BITT_OK);
+    assert_int_equal(bitt_messages_count(got), 2);
+    assert_int_equal(bitt_message_id(bitt_messages_at(got, 0)), urgent_id);
+    assert_int_equal(bitt_message_priority(bitt_messages_at(got, 0)), 5);
+    assert_int_equal(bitt_message_id(bitt_messages_at(got, 1)), old_id);
+    bitt_messages_free(got);
+    assert_int_equal(bitt_store_migrate(s), BITT_OK); /* nothing more to do */
+    bitt_store_close(s);
     PQfinish(c);
 }
 
@@ -617,6 +716,137 @@ static void test_waits_across_handles(void **state)
     bitt_store_close(b);
 }
 
+/* The store's NOTIFY channel, read from the LISTEN its first wait ran (the
+ * channel is a hash of schema and prefix). */
+static void listen_channel(PGconn *c, bitt_store *s, const char *app, char *out, size_t size)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT substring(query FROM 'LISTEN \"([a-z0-9_]+)\"') FROM pg_stat_activity "
+             "WHERE application_name = '%s' AND query LIKE 'LISTEN %%'",
+             app);
+    /* A dequeue that finds nothing waits (and listens) while its wait
+     * lasts: again until one did. */
+    for (int i = 0; i < 1000; i++) {
+        bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
+        o.wait_ms = 100;
+        bitt_messages *none = NULL;
+        assert_int_equal(bitt_queue_dequeue(s, "nobody", &o, &none), BITT_OK);
+        bitt_messages_free(none);
+        PGresult *r = PQexec(c, sql);
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        int found = PQntuples(r) == 1;
+        if (found)
+            snprintf(out, size, "%s", PQgetvalue(r, 0, 0));
+        PQclear(r);
+        if (found)
+            return;
+    }
+    fail_msg("no LISTEN connection of %s", app);
+}
+
+/* How many notifications the channel got since the last call: the
+ * listener c notifies itself with payload "end" and counts the others up
+ * to it (a session's notifications arrive in commit order). */
+static int notified(PGconn *c, const char *channel)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "NOTIFY \"%s\", 'end'", channel);
+    raw_exec(c, sql);
+    int count = 0;
+    for (;;) {
+        assert_int_equal(PQconsumeInput(c), 1);
+        PGnotify *n;
+        while ((n = PQnotifies(c))) {
+            int end = !strcmp(n->extra, "end");
+            count += !end;
+            PQfreemem(n);
+            if (end)
+                return count;
+        }
+        struct pollfd pfd = {PQsocket(c), POLLIN, 0};
+        assert_true(poll(&pfd, 1, 30000) > 0);
+    }
+}
+
+static const char *claim_one(bitt_store *s, uint64_t *id)
+{
+    static char token[64];
+    bitt_messages *got = NULL;
+    assert_int_equal(bitt_queue_dequeue(s, "t", NULL, &got), BITT_OK);
+    assert_int_equal(bitt_messages_count(got), 1);
+    *id = bitt_message_id(bitt_messages_at(got, 0));
+    snprintf(token, sizeof token, "%s", bitt_message_token(bitt_messages_at(got, 0)));
+    bitt_messages_free(got);
+    return token;
+}
+
+/* A commit of one queue op of txn kind `op` on delivery (id, token). */
+static void txn_op(bitt_store *s, char op, uint64_t id, const char *token, int64_t ms)
+{
+    bitt_txn *x = NULL;
+    assert_int_equal(bitt_txn_begin(s, &x), BITT_OK);
+    int rc = op == 'n'   ? bitt_txn_queue_nack(x, "t", id, token, "e", ms)
+             : op == 's' ? bitt_txn_queue_snooze(x, "t", id, token, ms)
+             : op == 'x' ? bitt_txn_queue_extend(x, "t", id, token, ms)
+             : op == 'r' ? bitt_txn_queue_reschedule(x, "t", id, ms)
+             : op == 'c' ? bitt_txn_queue_cancel(x, "t", id)
+                         : bitt_txn_queue_ack(x, "t", id, token);
+    assert_int_equal(rc, BITT_OK);
+    assert_int_equal(bitt_txn_commit(x, NULL), BITT_OK);
+    bitt_txn_free(x);
+}
+
+/* Every commit that may make a message claimable wakes the waiters of
+ * other processes as an enqueue does: nack, snooze, extend 0, a reschedule
+ * that applied. Acks, cancels, longer extends and claims do not. */
+static void test_queue_ops_notify(void **state)
+{
+    (void)state;
+    const char *schema = fresh_schema();
+    char app[64], extra[96], channel[64];
+    snprintf(app, sizeof app, "bitt_nt_%ld", (long)getpid());
+    snprintf(extra, sizeof extra, "application_name=%s", app);
+    bitt_store *waiting = open_made(schema, extra), *s = open_schema(schema, NULL);
+    PGconn *c = raw();
+    listen_channel(c, waiting, app, channel, sizeof channel);
+    char sql[128];
+    snprintf(sql, sizeof sql, "LISTEN \"%s\"", channel);
+    raw_exec(c, sql);
+
+    uint64_t id, other;
+    assert_int_equal(bitt_queue_enqueue(s, "t", "m", 1, BITT_KIND_BYTES, NULL, &id), BITT_OK);
+    assert_int_equal(notified(c, channel), 1);
+    const char *token = claim_one(s, &id);
+    assert_int_equal(notified(c, channel), 0);
+    txn_op(s, 'n', id, token, 0);
+    assert_int_equal(notified(c, channel), 1);
+    txn_op(s, 's', id, claim_one(s, &id), 0);
+    assert_int_equal(notified(c, channel), 1);
+    token = claim_one(s, &id);
+    txn_op(s, 'x', id, token, 60000);
+    assert_int_equal(notified(c, channel), 0);
+    txn_op(s, 'x', id, token, 0);
+    assert_int_equal(notified(c, channel), 1);
+    /* A reschedule of a live lease does nothing and wakes nobody. */
+    token = claim_one(s, &id);
+    txn_op(s, 'r', id, NULL, 0);
+    assert_int_equal(notified(c, channel), 0);
+    assert_int_equal(bitt_queue_snooze(s, "t", id, token, 60000), BITT_OK);
+    assert_int_equal(notified(c, channel), 0);
+    assert_int_equal(bitt_queue_reschedule(s, "t", id, 0), BITT_OK);
+    assert_int_equal(notified(c, channel), 1);
+    txn_op(s, 'a', id, claim_one(s, &id), 0);
+    assert_int_equal(notified(c, channel), 0);
+    assert_int_equal(bitt_queue_enqueue(s, "t", "o", 1, BITT_KIND_BYTES, NULL, &other), BITT_OK);
+    assert_int_equal(notified(c, channel), 1);
+    txn_op(s, 'c', other, NULL, 0);
+    assert_int_equal(notified(c, channel), 0);
+    PQfinish(c);
+    bitt_store_close(s);
+    bitt_store_close(waiting);
+}
+
 /* Names, keys and values that are SQL to someone else stay data. */
 static void test_hostile_names(void **state)
 {
@@ -654,11 +884,13 @@ int main(void)
         cmocka_unit_test(test_password_never_in_messages),
         cmocka_unit_test(test_silent_server_times_out),
         cmocka_unit_test(test_migrations),
+        cmocka_unit_test(test_migration_from_version_1),
         cmocka_unit_test(test_clocks),
         cmocka_unit_test(test_reconnect),
         cmocka_unit_test(test_statement_timeout),
         cmocka_unit_test(test_stopped_server_process),
         cmocka_unit_test(test_waits_across_handles),
+        cmocka_unit_test(test_queue_ops_notify),
         cmocka_unit_test(test_hostile_names),
     };
     return cmocka_run_group_tests(tests, need_server, drop_schemas);
