@@ -259,18 +259,3 @@ int bitt__rd_queue_dead_delete(bitt_backend *be, const bitt_time *t, const char 
 {
     return dead_op(be, RS_Q_DEAD_DELETE, t, topic, id, count);
 }
-
-int bitt__rd_queue_purge(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t *removed)
-{
-    bitt_rd_args a;
-    topic_args(be, &a, t, topic ? topic : "");
-    redisReply *r = NULL;
-    int rc = bitt__rd_run(be, RS_Q_PURGE, &a, 1, &r);
-    if (rc)
-        return rc;
-    rc = bitt__rd_elem_count(r, 1, 1, "queue purge");
-    if (!rc)
-        rc = bitt__rd_u64(r, 1, removed, "queue purge");
-    freeReplyObject(r);
-    return rc;
-}

@@ -18,6 +18,7 @@
  *   commit.c, commit_lua.c  atomic commits (every op type)
  *   queue.c, queue_lua.c    claim (over topics), ack, nack, extend, snooze,
  *                           get, stats, dead letters
+ *   queue_retention.c       queue purge (retention)
  *   lease.c     leases
  *   outbox.c, outbox_lua.c  per-stream event logs
  *   pubsub.c    the publish/subscribe log
@@ -243,6 +244,9 @@ struct bitt_backend {
     char sha[RS_COUNT][41]; /* loaded scripts ("" = not loaded yet) */
     char fn_lib[24];        /* the function library's name, "" = not named yet */
     _Atomic int fn_off;     /* 1: the server refuses Functions, EVALSHA only */
+    /* 1: a purge of every topic found the topics with dead letters (once
+     * per open, with dead retention: queue_retention.c) */
+    _Atomic int dead_indexed;
     /* FCALL's function name of each script, fn_lib "_" id (made with fn_lib) */
     char fn_name[RS_COUNT][24 + 12];
     size_t fn_name_len[RS_COUNT];
