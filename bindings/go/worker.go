@@ -145,7 +145,8 @@ func (w *Worker) Start() error {
 // the handlers still running are given back the same way, their contexts
 // cancelled and their late results ignored (counted as Released). It
 // returns the final counters. Calling it again (from any goroutine) waits
-// for the same stop. A worker never started just stops.
+// for the same stop. A worker never started just stops. A handler that
+// calls Stop must give it a ctx that ends: Stop waits for that handler.
 func (w *Worker) Stop(ctx context.Context) WorkerCounters {
 	if ctx == nil {
 		ctx = context.Background()

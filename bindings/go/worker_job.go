@@ -71,8 +71,13 @@ func (w *Worker) call(j *job) (err error) {
 	return w.h(j.ctx, j.m)
 }
 
-// errText is what a nack records for a handler's error.
+// errText is what a nack records for a handler's error: a *bitt.Error's
+// own message (as the other bindings record a bitt error's), else its text,
+// else its type's name.
 func errText(err error) string {
+	if e, ok := err.(*Error); ok && e.Message != "" {
+		return e.Message
+	}
 	if s := err.Error(); s != "" {
 		return s
 	}

@@ -403,3 +403,37 @@ func TestWorkerStopsWhenItsStoreCloses(t *testing.T) {
 	}
 	sink.none(t)
 }
+
+type blankErr struct{}
+
+func (blankErr) Error() string { return "" }
+
+func TestWorkerNackTexts(t *testing.T) {
+	s := openT(t, "memory:")
+	ctx := context.Background()
+	results := map[string]error{
+		"bitt":    Snooze(-time.Second), // refused: an ErrInvalid, whose message is recorded
+		"wrapped": fmt.Errorf("step 2: %w", ErrConflict),
+		"blank":   blankErr{},
+	}
+	ids := map[string]uint64{}
+	for name := range results {
+		ids[name], _ = s.Queue.Enqueue(ctx, "texts", []byte(name))
+	}
+	var sink errSink
+	w := startW(t, s, "texts", func(_ context.Context, m *Message) error { return results[string(m.Payload)] },
+		WorkerWait(100*time.Millisecond), sink.hook())
+	until(t, "three failures", func() bool { return w.Counters().Failed == 3 })
+	for name, want := range map[string]string{
+		"bitt": "snooze: delay -1s is negative", "wrapped": "step 2: bitt: conflict", "blank": "bitt.blankErr",
+	} {
+		m, err := s.Queue.Get(ctx, "texts", ids[name])
+		if err != nil || m == nil || m.LastError != want {
+			t.Errorf("%s: %+v, %v; want %q", name, m, err, want)
+		}
+	}
+	if c := w.Stop(ctx); c.Snoozed != 0 || c.Failed != 3 {
+		t.Fatal(counts(c))
+	}
+	sink.none(t)
+}

@@ -130,7 +130,7 @@ static int q_pick_topic(bitt_backend *be, int64_t now, const char *topic, size_t
         size_t got = out->count - base;
         if (got >= limit)
             return BITT_OK;
-        int64_t level;
+        int64_t level = 0; /* set by q_level when it returns BITT_OK */
         int status = q_level(be, topic, below, &level);
         if (status == BITT_NOTFOUND)
             return BITT_OK;

@@ -6,7 +6,9 @@
  *   8 processes x 10,000 increments of one key = exactly 80,000
  *   50 processes add one key at once: exactly one wins
  *   4 processes consume 20,000 messages (two one by one, two in batches):
- *     each acknowledged exactly once, none lost, none dead
+ *     each acknowledged exactly once, none lost, none dead; then 6,000
+ *     messages of three topics and three priorities, claimed over all
+ *     three topics at once, likewise
  *   4 processes contend for one lease and write fenced commits; after a
  *     pause past the lease each tries a stale commit: every stale one is
  *     rejected, and in versionstamp order the epochs never go back
@@ -317,25 +319,40 @@ static void test_adds(void **state)
 #define Q_CHILDREN 4
 #define Q_MESSAGES 20000
 #define Q_BATCH 500
+#define Q_TOPICS 3
+
+/* How many messages the consumers take, and over how many topics ("jobs"
+ * alone, or message k in topic jobs<k % 3> at priority k % 3 and each
+ * dequeue over the three). */
+static int g_q_messages = Q_MESSAGES;
+static int g_q_topics = 1;
+static const char *const g_topic_names[Q_TOPICS] = {"jobs0", "jobs1", "jobs2"};
+
+static const char *topic_of(int index)
+{
+    return g_q_topics == 1 ? "jobs" : g_topic_names[index % Q_TOPICS];
+}
 
 static void child_consume(int i)
 {
     bitt_store *s = child_open();
     uint64_t *acked = (uint64_t *)g_sh->data;
+    const char *one = "jobs";
+    const char *const *topics = g_q_topics == 1 ? &one : g_topic_names;
     barrier();
     bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
     o.limit = i % 2 ? 1 : 10; /* two consumers one by one, two in batches */
     o.lease_ms = 120000;
     o.wait_ms = 200;
     time_t until = time(NULL) + 300;
-    while (s && __atomic_load_n(&g_sh->count[0], __ATOMIC_SEQ_CST) < Q_MESSAGES) {
+    while (s && __atomic_load_n(&g_sh->count[0], __ATOMIC_SEQ_CST) < (uint64_t)g_q_messages) {
         if (time(NULL) > until) {
             child_error("consumer %d: only %llu of %d acked in time", i,
-                        (unsigned long long)g_sh->count[0], Q_MESSAGES);
+                        (unsigned long long)g_sh->count[0], g_q_messages);
             break;
         }
         bitt_messages *list = NULL;
-        int rc = bitt_queue_dequeue(s, "jobs", &o, &list);
+        int rc = bitt_queue_dequeue_topics(s, topics, (size_t)g_q_topics, &o, NULL, &list);
         if (rc) {
             child_error("dequeue: %d %s", rc, bitt_error_last());
             break;
@@ -345,12 +362,14 @@ static void child_consume(int i)
             size_t len;
             const uint8_t *p = bitt_message_payload(m, &len);
             long index = strtol((const char *)p, NULL, 10);
-            rc = bitt_queue_ack(s, "jobs", bitt_message_id(m), bitt_message_token(m));
+            rc =
+                bitt_queue_ack(s, bitt_message_topic(m), bitt_message_id(m), bitt_message_token(m));
             if (rc) {
                 child_error("ack %ld: %d %s", index, rc, bitt_error_last());
                 break;
             }
-            if (index < 0 || index >= Q_MESSAGES) {
+            if (index < 0 || index >= g_q_messages ||
+                strcmp(bitt_message_topic(m), topic_of((int)index))) {
                 child_error("a payload out of range: %ld", index);
                 break;
             }
@@ -364,21 +383,27 @@ static void child_consume(int i)
     bitt_store_close(s);
 }
 
-static void test_queue_consumers(void **state)
+/* Enqueues the messages (in commits of Q_BATCH), lets the children
+ * consume them, and checks that each was acked once and none is left. */
+static void consume_all(int messages, int topics)
 {
-    (void)state;
+    g_q_messages = messages;
+    g_q_topics = topics;
     char url[512];
     g_child_url = fresh_url(url, sizeof url, NULL);
     bitt_store *s = parent_open(url);
-    for (int b = 0; b < Q_MESSAGES / Q_BATCH; b++) {
+    for (int b = 0; b < messages / Q_BATCH; b++) {
         bitt_txn *txn = NULL;
         assert_int_equal(bitt_txn_begin(s, &txn), BITT_OK);
         for (int k = 0; k < Q_BATCH; k++) {
+            int index = b * Q_BATCH + k;
             char payload[16];
-            snprintf(payload, sizeof payload, "%d", b * Q_BATCH + k);
-            assert_int_equal(
-                bitt_txn_enqueue(txn, "jobs", payload, strlen(payload), BITT_KIND_BYTES, NULL),
-                BITT_OK);
+            snprintf(payload, sizeof payload, "%d", index);
+            bitt_enqueue_options eo = BITT_ENQUEUE_OPTIONS_INIT;
+            eo.priority = topics == 1 ? 0 : index % Q_TOPICS;
+            assert_int_equal(bitt_txn_enqueue(txn, topic_of(index), payload, strlen(payload),
+                                              BITT_KIND_BYTES, &eo),
+                             BITT_OK);
         }
         int rc = bitt_txn_commit(txn, NULL);
         if (rc)
@@ -386,19 +411,35 @@ static void test_queue_consumers(void **state)
         bitt_txn_free(txn);
     }
     bitt_store_close(s);
-    shared_new(Q_MESSAGES * sizeof(uint64_t), Q_CHILDREN);
+    shared_new((size_t)messages * sizeof(uint64_t), Q_CHILDREN);
     run_children(Q_CHILDREN, child_consume);
     const uint64_t *acked = (const uint64_t *)g_sh->data;
-    for (int k = 0; k < Q_MESSAGES; k++)
+    for (int k = 0; k < messages; k++)
         if (acked[k] != 1)
             fail_msg("message %d was acked %llu times", k, (unsigned long long)acked[k]);
-    assert_int_equal(g_sh->count[0], Q_MESSAGES);
+    assert_int_equal(g_sh->count[0], messages);
     s = parent_open(url);
-    bitt_queue_stats st = {.version = BITT_QUEUE_STATS_VERSION};
-    assert_int_equal(bitt_queue_stats_get(s, "jobs", &st), BITT_OK);
-    assert_int_equal(st.pending + st.delayed + st.processing + st.dead, 0);
+    for (int k = 0; k < topics; k++) {
+        bitt_queue_stats st = {.version = BITT_QUEUE_STATS_VERSION};
+        assert_int_equal(bitt_queue_stats_get(s, topic_of(k), &st), BITT_OK);
+        assert_int_equal(st.pending + st.delayed + st.processing + st.dead, 0);
+    }
     bitt_store_close(s);
     shared_free();
+}
+
+static void test_queue_consumers(void **state)
+{
+    (void)state;
+    consume_all(Q_MESSAGES, 1);
+}
+
+/* Claims over several topics lock rows of each topic that they may not
+ * take: concurrent ones still never share or lose a message. */
+static void test_queue_consumers_over_topics(void **state)
+{
+    (void)state;
+    consume_all(6000, Q_TOPICS);
 }
 
 /* ---- lease contention and fencing ---------------------------------------------------------- */
@@ -637,9 +678,13 @@ int main(void)
 {
 #ifdef HAVE_LIBPQ
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_increments),      cmocka_unit_test(test_adds),
-        cmocka_unit_test(test_queue_consumers), cmocka_unit_test(test_lease_fencing),
-        cmocka_unit_test(test_schedule_claims), cmocka_unit_test(test_migrations_at_once),
+        cmocka_unit_test(test_increments),
+        cmocka_unit_test(test_adds),
+        cmocka_unit_test(test_queue_consumers),
+        cmocka_unit_test(test_queue_consumers_over_topics),
+        cmocka_unit_test(test_lease_fencing),
+        cmocka_unit_test(test_schedule_claims),
+        cmocka_unit_test(test_migrations_at_once),
     };
     return cmocka_run_group_tests(tests, need_server, drop_schemas);
 #else

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from types import TracebackType
-from typing import Any, Optional, Type
+from typing import Any, Optional, Protocol, Type
 
 from . import raw as _raw
 from ._cancel import CancelToken
@@ -24,6 +24,8 @@ from ._queue import Consumer, Delivery, Queue
 from ._types import (PARK_INVALID, PARK_POISON, Entry, Lease, Message, MessageState, Name,
                      OutboxCounts, Page, QueueStats, Schedule)
 from ._units import Duration
+from ._worker import Handler, Worker
+from ._worker_core import Snooze, WorkerCounters
 from ._values import (JSON, KIND_BYTES, KIND_COUNTER, KIND_JSON, JSONIn, JSONInt, Key, Stored,
                       TuplePart, Value, decode_tuple, decode_value, encode_key, encode_value)
 
@@ -37,13 +39,19 @@ __all__ = [
     "Subscription", "Budgets", "Schedules", "Clock", "CancelToken",
     "Entry", "Page", "Message", "Lease", "Schedule", "QueueStats", "OutboxCounts", "JSONInt",
     "Key", "TuplePart", "Value", "JSONIn", "JSON", "Stored", "Name", "Data", "Duration",
-    "Delivery", "MessageState",
+    "Delivery", "MessageState", "Worker", "Snooze", "WorkerCounters", "Handler",
     "Error", "InvalidArgument", "OutOfMemory", "TooLarge", "NotACounter", "Overflow",
     "ConflictError", "BackendError", "BusyError", "SchemaError", "URLError", "CursorError",
     "UsageError", "Unsupported", "StaleToken", "LeaseLostError", "Cancelled", "make_error",
     "encode_key", "decode_tuple", "encode_value", "decode_value",
     "KIND_BYTES", "KIND_JSON", "KIND_COUNTER", "PARK_POISON", "PARK_INVALID",
 ]
+
+
+class _Loop(Protocol):
+    """What a store ends at close(): its consume loops and workers."""
+
+    def close(self) -> None: ...
 
 
 class Store:
@@ -56,7 +64,7 @@ class Store:
             raise TypeError(f"url: {type(url).__name__} is not a str")
         self._box: Any = None
         self._subs: weakref.WeakSet[Subscription] = weakref.WeakSet()
-        self._consumers: weakref.WeakSet[Consumer] = weakref.WeakSet()
+        self._consumers: weakref.WeakSet[_Loop] = weakref.WeakSet()
         self._box = _raw.bittw_open(url)[1]
         self._backend: str = _raw.bitt_store_backend(self._box)
         self._closed = False
@@ -88,7 +96,8 @@ class Store:
         return Atomic(self)
 
     def close(self) -> None:
-        """Closes the store: ends its subscriptions and consume loops, waits
+        """Closes the store: ends its subscriptions, consume loops and workers
+        (``Worker.close()``: their running handlers given back), waits
         for calls in flight; later calls raise UsageError. Idempotent."""
         self._closed = True
         for c in list(self._consumers):

@@ -15,17 +15,19 @@ class CancelToken:
     nothing. A token stays cancelled (every later call with it raises at
     once) until ``reset()``. One token may serve many calls at once."""
 
-    __slots__ = ("_h", "_lock", "_links", "__weakref__")
+    __slots__ = ("_h", "_lock", "_links", "_fired", "__weakref__")
 
     def __init__(self) -> None:
         self._h: Any = _raw.bitt_cancel_new()[1]
         self._lock = threading.Lock()
         self._links: List[CancelToken] = []
+        self._fired = threading.Event()  # for wait(): code of one's own waiting on the token
 
     def cancel(self) -> None:
         """Fires the token: every wait using it ends."""
         with self._lock:
             _raw.bitt_cancel_fire(self._h)
+            self._fired.set()
             links = list(self._links)
         for t in links:
             t.cancel()
@@ -35,10 +37,17 @@ class CancelToken:
         """Whether the token was fired (and not reset since)."""
         return bool(_raw.bitt_cancel_fired(self._h))
 
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Blocks until the token fires, or ``timeout`` seconds (None: no
+        limit) have passed: whether it fired (as ``threading.Event.wait``)."""
+        return self._fired.wait(timeout)
+
     def reset(self) -> None:
         """Makes the token usable again (after every call that it ended has
         returned)."""
-        _raw.bitt_cancel_reset(self._h)
+        with self._lock:
+            _raw.bitt_cancel_reset(self._h)
+            self._fired.clear()
 
     def __repr__(self) -> str:
         return f"<bitt.CancelToken {'cancelled' if self.cancelled else 'armed'}>"

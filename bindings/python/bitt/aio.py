@@ -18,6 +18,7 @@ after it.
 """
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from datetime import datetime
 from types import TracebackType
@@ -26,6 +27,7 @@ from typing import AsyncIterator, Deque, Iterable, List, Optional, Sequence, Typ
 import bitt as _bitt
 
 from ._aio_run import call
+from ._aio_worker import AsyncHandler, Worker
 from ._aio_run import wait as _wait
 from ._cancel import CancelToken
 from ._errors import UsageError
@@ -35,9 +37,11 @@ from ._queue import Delivery, topics_of
 from ._types import Entry, Lease, Message, Name, OutboxCounts, Page, QueueStats, Schedule
 from ._units import Duration
 from ._values import Key, Value
+from ._worker_core import Snooze, WorkerCounters
 
 __all__ = ["open", "Store", "KV", "Atomic", "Queue", "Consumer", "Leases", "Outbox", "PubSub",
-           "Subscription", "Budgets", "Schedules", "Clock"]
+           "Subscription", "Budgets", "Schedules", "Clock", "Worker", "Snooze", "WorkerCounters",
+           "AsyncHandler"]
 
 
 class KV:
@@ -483,6 +487,7 @@ class Store:
 
     def __init__(self, store: _bitt.Store) -> None:
         self.sync: _bitt.Store = store
+        self._workers: weakref.WeakSet[Worker] = weakref.WeakSet()
         self.kv: KV = KV(store.kv)
         self.queue: Queue = Queue(store.queue)
         self.lease: Leases = Leases(store.lease)
@@ -506,7 +511,11 @@ class Store:
         return Atomic(self.sync)
 
     async def close(self) -> None:
-        """Closes the store (its subscriptions and consume loops end)."""
+        """Closes the store: its workers stop at once (``stop(timeout=0)``:
+        their running handlers given back), its subscriptions and consume
+        loops end."""
+        for w in list(self._workers):
+            await w.stop(0)
         await call(self.sync.close)
 
     async def __aenter__(self) -> Store:

@@ -310,6 +310,60 @@ async def aio(url: str) -> None:
         assert store.sync.backend == "memory"
 
 
+def workers(store: Store) -> None:
+    store.queue.enqueue("w", {"n": 1})
+    store.queue.enqueue("w", {"n": 2})
+    done = threading.Event()
+    results: List[object] = []
+
+    def handle(msg: Message, cancel: CancelToken) -> object:
+        assert not cancel.cancelled and not cancel.wait(0)
+        if msg.value == {"n": 2}:
+            raise bitt.Snooze(timedelta(seconds=0))
+        return msg.value
+
+    def completed(msg: Message, result: object) -> None:
+        results.append(result)
+        done.set()
+
+    handler: bitt.Handler = handle
+    w: bitt.Worker = bitt.Worker(store, "w", handler, concurrency=2, prefetch=1, lease=30,
+                                 heartbeat=10, wait=0.05, on_completed=completed,
+                                 on_failed=lambda m, e: None, on_stalled=lambda m: None,
+                                 on_error=lambda e, m: None)
+    assert done.wait(30) and w.topic == "w"
+
+    def on_err(e: BaseException, m: Optional[Message]) -> None:
+        pass
+    assert w.on("error", on_err) is on_err
+    w.off("error", on_err)
+    with w:
+        c: bitt.WorkerCounters = w.counters
+        assert c.claimed >= 1 and c.failed == 0 and c.stalled == 0 and c.released >= 0
+    assert w.stop(timeout=1).running == 0
+    w.close()
+    s = bitt.Snooze(1.5)
+    assert s.delay == 1.5 and s.delay_ms == 1500 and results == [{"n": 1}]
+
+
+async def aio_workers(store: bitt.aio.Store) -> None:
+    await store.queue.enqueue("aw", b"x")
+    got: "asyncio.Future[Message]" = asyncio.get_running_loop().create_future()
+
+    async def handle(msg: Message) -> str:
+        if not got.done():
+            got.set_result(msg)
+        return "ok"
+    handler: bitt.aio.AsyncHandler = handle
+    async with bitt.aio.Worker(store, "aw", handler, concurrency=1, wait=0.05,
+                               on_completed=lambda m, r: None) as w:
+        assert (await got).payload == b"x" and w.topic == "aw"
+        w.off("failed", w.on("failed", lambda m, e: None))
+    c: bitt.aio.WorkerCounters = await w.stop(timeout=0)
+    assert c.claimed == 1 and c.completed + c.snoozed <= 1
+    assert isinstance(bitt.aio.Snooze(0), bitt.Snooze)
+
+
 def main() -> None:
     with bitt.open("memory:") as store:
         store.clock.set_manual(T0)
@@ -324,6 +378,13 @@ def main() -> None:
         store.clock.set_manual(T0)
         modules(store)
     asyncio.run(aio("memory:"))
+    with bitt.open("memory:") as store:
+        workers(store)
+
+    async def run_aio_workers() -> None:
+        async with await bitt.aio.open("memory:") as store:
+            await aio_workers(store)
+    asyncio.run(run_aio_workers())
     print("typed usage: ok")
 
 
