@@ -17,6 +17,12 @@
  * P qr<y>:<topic>, listed in P qy:<topic> (score y) while it is not empty.
  * A claim walks the levels of its topics from the highest down, so it meets
  * only the levels in use, and within one takes the first members of each.
+ *
+ * Retention (RD, RX: set by bind only for a store with one): an ack keeps
+ * the message done (s 'c') in P qc:<topic>; a death with dead retention
+ * also lists the dead letter in P qa:<topic>; the sweep then drops the
+ * front of both while it is old enough (retire). Without retention none of
+ * this runs: an ack deletes and a death writes what they did before.
  */
 #include "redis_internal.h"
 
@@ -331,8 +337,8 @@ const char bitt__rd_lua_queue[] =
     "  end\n"
     "end\n"
     "\n"
-    "-- Cancel and reschedule. Message id of topic unless it is absent, dead or\n"
-    "-- as good as dead: its fields s d a x dk y, whether it is on its last\n"
+    "-- Cancel and reschedule. Message id of topic unless it is absent, dead (or\n"
+    "-- as good as dead) or done: its fields s d a x dk y, whether it is on its last\n"
     "-- attempt and its BITT_MSG_* state; nil otherwise.\n"
     "local function by_id(topic, id, now)\n"
     "  local h = redis.call('HMGET', mkey(id), 't', 's', 'd', 'a', 'x', 'dk', 'y')\n"
