@@ -995,7 +995,7 @@ int bittw_schedule_list(bitt_store *store, bitt_schedule ***list_out, size_t *co
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_cfc4578946c2e65b(void *_swig_go_0) {
+void _wrap_Swig_free_raw_707b94e609bfdab8(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -1005,7 +1005,7 @@ void _wrap_Swig_free_raw_cfc4578946c2e65b(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_cfc4578946c2e65b(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_707b94e609bfdab8(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -1018,7 +1018,7 @@ void *_wrap_Swig_malloc_raw_cfc4578946c2e65b(intgo _swig_go_0) {
 }
 
 
-void _wrap_bittw_go_rec_take_raw_cfc4578946c2e65b(long long _swig_go_0, _goslice_ _swig_go_1) {
+void _wrap_bittw_go_rec_take_raw_707b94e609bfdab8(long long _swig_go_0, _goslice_ _swig_go_1) {
   uint64_t arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1034,7 +1034,7 @@ void _wrap_bittw_go_rec_take_raw_cfc4578946c2e65b(long long _swig_go_0, _goslice
 }
 
 
-long long _wrap_bittw_go_error_take_raw_cfc4578946c2e65b(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_bittw_go_error_take_raw_707b94e609bfdab8(long long _swig_go_0, _goslice_ _swig_go_1) {
   int64_t arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1053,7 +1053,7 @@ long long _wrap_bittw_go_error_take_raw_cfc4578946c2e65b(long long _swig_go_0, _
 }
 
 
-intgo _wrap_bittw_go_queue_dequeue_topics_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_go_queue_dequeue_topics_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1103,7 +1103,7 @@ intgo _wrap_bittw_go_queue_dequeue_topics_raw_cfc4578946c2e65b(bitt_store *_swig
 }
 
 
-intgo _wrap_bittw_go_schedule_set_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, _goslice_ _swig_go_5, long long _swig_go_6, _goslice_ _swig_go_7, intgo _swig_go_8, intgo _swig_go_9) {
+intgo _wrap_bittw_go_schedule_set_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, _goslice_ _swig_go_5, long long _swig_go_6, _goslice_ _swig_go_7, intgo _swig_go_8, intgo _swig_go_9) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -1158,7 +1158,7 @@ intgo _wrap_bittw_go_schedule_set_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _
 }
 
 
-intgo _wrap_bittw_go_queue_purge_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+intgo _wrap_bittw_go_queue_purge_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -1189,7 +1189,7 @@ intgo _wrap_bittw_go_queue_purge_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bittw_go_kv_batch_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_go_kv_batch_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1225,7 +1225,7 @@ intgo _wrap_bittw_go_kv_batch_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bittw_go_tuple_encode_raw_cfc4578946c2e65b(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_go_tuple_encode_raw_707b94e609bfdab8(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   bittw_rec *arg3 = (bittw_rec *) 0 ;
@@ -1246,7 +1246,7 @@ intgo _wrap_bittw_go_tuple_encode_raw_cfc4578946c2e65b(_goslice_ _swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_go_tuple_decode_raw_cfc4578946c2e65b(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_go_tuple_decode_raw_707b94e609bfdab8(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   bittw_rec *arg3 = (bittw_rec *) 0 ;
@@ -1267,7 +1267,7 @@ intgo _wrap_bittw_go_tuple_decode_raw_cfc4578946c2e65b(_goslice_ _swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_open_raw_cfc4578946c2e65b(_gostring_ _swig_go_0, bittw_store **_swig_go_1) {
+intgo _wrap_bittw_open_raw_707b94e609bfdab8(_gostring_ _swig_go_0, bittw_store **_swig_go_1) {
   char *arg1 = (char *) 0 ;
   bittw_store **arg2 = (bittw_store **) 0 ;
   int result;
@@ -1287,7 +1287,7 @@ intgo _wrap_bittw_open_raw_cfc4578946c2e65b(_gostring_ _swig_go_0, bittw_store *
 }
 
 
-void _wrap_bittw_close_raw_cfc4578946c2e65b(bittw_store *_swig_go_0) {
+void _wrap_bittw_close_raw_707b94e609bfdab8(bittw_store *_swig_go_0) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   
   arg1 = (bittw_store *)_swig_go_0;
@@ -1297,7 +1297,7 @@ void _wrap_bittw_close_raw_cfc4578946c2e65b(bittw_store *_swig_go_0) {
 }
 
 
-void _wrap_bittw_free_raw_cfc4578946c2e65b(bittw_store *_swig_go_0) {
+void _wrap_bittw_free_raw_707b94e609bfdab8(bittw_store *_swig_go_0) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   
   arg1 = (bittw_store *)_swig_go_0;
@@ -1307,7 +1307,7 @@ void _wrap_bittw_free_raw_cfc4578946c2e65b(bittw_store *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_txn_begin_raw_cfc4578946c2e65b(bittw_store *_swig_go_0, bittw_txn **_swig_go_1) {
+intgo _wrap_bitt_txn_begin_raw_707b94e609bfdab8(bittw_store *_swig_go_0, bittw_txn **_swig_go_1) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   bittw_txn **arg2 = (bittw_txn **) 0 ;
   bittw_store *box1 = NULL ;
@@ -1339,7 +1339,7 @@ intgo _wrap_bitt_txn_begin_raw_cfc4578946c2e65b(bittw_store *_swig_go_0, bittw_t
 }
 
 
-void _wrap_bitt_txn_free_raw_cfc4578946c2e65b(bittw_txn *_swig_go_0) {
+void _wrap_bitt_txn_free_raw_707b94e609bfdab8(bittw_txn *_swig_go_0) {
   bittw_txn *arg1 = (bittw_txn *) 0 ;
   
   arg1 = (bittw_txn *)_swig_go_0;
@@ -1349,7 +1349,7 @@ void _wrap_bitt_txn_free_raw_cfc4578946c2e65b(bittw_txn *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_pubsub_subscribe_raw_cfc4578946c2e65b(bittw_store *_swig_go_0, _gostring_ _swig_go_1, bittw_sub **_swig_go_2) {
+intgo _wrap_bitt_pubsub_subscribe_raw_707b94e609bfdab8(bittw_store *_swig_go_0, _gostring_ _swig_go_1, bittw_sub **_swig_go_2) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bittw_sub **arg3 = (bittw_sub **) 0 ;
@@ -1388,7 +1388,7 @@ intgo _wrap_bitt_pubsub_subscribe_raw_cfc4578946c2e65b(bittw_store *_swig_go_0, 
 }
 
 
-void _wrap_bitt_pubsub_close_raw_cfc4578946c2e65b(bittw_sub *_swig_go_0) {
+void _wrap_bitt_pubsub_close_raw_707b94e609bfdab8(bittw_sub *_swig_go_0) {
   bittw_sub *arg1 = (bittw_sub *) 0 ;
   
   arg1 = (bittw_sub *)_swig_go_0;
@@ -1398,7 +1398,7 @@ void _wrap_bitt_pubsub_close_raw_cfc4578946c2e65b(bittw_sub *_swig_go_0) {
 }
 
 
-intgo _wrap_bittw_kv_get_many_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_kv_get_many_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void **arg2 = (void **) 0 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1470,7 +1470,7 @@ intgo _wrap_bittw_kv_get_many_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bittw_kv_list_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, _goslice_ _swig_go_7) {
+intgo _wrap_bittw_kv_list_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, _goslice_ _swig_go_7) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1531,7 +1531,7 @@ intgo _wrap_bittw_kv_list_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_
 }
 
 
-intgo _wrap_bittw_queue_enqueue_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, long long *_swig_go_7) {
+intgo _wrap_bittw_queue_enqueue_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, long long *_swig_go_7) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1584,7 +1584,7 @@ intgo _wrap_bittw_queue_enqueue_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_txn_enqueue_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_txn_enqueue_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1638,7 +1638,7 @@ intgo _wrap_bittw_txn_enqueue_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bittw_queue_enqueue2_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7, long long *_swig_go_8) {
+intgo _wrap_bittw_queue_enqueue2_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7, long long *_swig_go_8) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1693,7 +1693,7 @@ intgo _wrap_bittw_queue_enqueue2_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bittw_txn_enqueue2_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7) {
+intgo _wrap_bittw_txn_enqueue2_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1749,7 +1749,7 @@ intgo _wrap_bittw_txn_enqueue2_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bittw_queue_dequeue_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, _goslice_ _swig_go_5) {
+intgo _wrap_bittw_queue_dequeue_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, _goslice_ _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -1798,7 +1798,7 @@ intgo _wrap_bittw_queue_dequeue_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_queue_dequeue_cancel_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_queue_dequeue_cancel_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -1849,7 +1849,7 @@ intgo _wrap_bittw_queue_dequeue_cancel_raw_cfc4578946c2e65b(bitt_store *_swig_go
 }
 
 
-intgo _wrap_bittw_queue_stats_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_queue_stats_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_queue_stats *arg3 = (bitt_queue_stats *) 0 ;
@@ -1900,7 +1900,7 @@ intgo _wrap_bittw_queue_stats_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bittw_schedule_list_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_schedule_list_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bitt_schedule ***arg2 = (bitt_schedule ***) 0 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1940,7 +1940,7 @@ intgo _wrap_bittw_schedule_list_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_BITT_VERSION_NUMBER_raw_cfc4578946c2e65b() {
+intgo _wrap_BITT_VERSION_NUMBER_raw_707b94e609bfdab8() {
   int result;
   intgo _swig_go_result;
   
@@ -1951,7 +1951,7 @@ intgo _wrap_BITT_VERSION_NUMBER_raw_cfc4578946c2e65b() {
 }
 
 
-_gostring_ _wrap_bitt_version_raw_cfc4578946c2e65b() {
+_gostring_ _wrap_bitt_version_raw_707b94e609bfdab8() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1962,7 +1962,7 @@ _gostring_ _wrap_bitt_version_raw_cfc4578946c2e65b() {
 }
 
 
-intgo _wrap_bitt_version_number_raw_cfc4578946c2e65b() {
+intgo _wrap_bitt_version_number_raw_707b94e609bfdab8() {
   int result;
   intgo _swig_go_result;
   
@@ -1973,7 +1973,7 @@ intgo _wrap_bitt_version_number_raw_cfc4578946c2e65b() {
 }
 
 
-_gostring_ _wrap_bitt_strerror_raw_cfc4578946c2e65b(intgo _swig_go_0) {
+_gostring_ _wrap_bitt_strerror_raw_707b94e609bfdab8(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1986,7 +1986,7 @@ _gostring_ _wrap_bitt_strerror_raw_cfc4578946c2e65b(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_bitt_error_last_raw_cfc4578946c2e65b() {
+_gostring_ _wrap_bitt_error_last_raw_707b94e609bfdab8() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1997,7 +1997,7 @@ _gostring_ _wrap_bitt_error_last_raw_cfc4578946c2e65b() {
 }
 
 
-intgo _wrap_bitt_error_last_code_raw_cfc4578946c2e65b() {
+intgo _wrap_bitt_error_last_code_raw_707b94e609bfdab8() {
   int result;
   intgo _swig_go_result;
   
@@ -2008,13 +2008,13 @@ intgo _wrap_bitt_error_last_code_raw_cfc4578946c2e65b() {
 }
 
 
-void _wrap_bitt_error_clear_raw_cfc4578946c2e65b() {
+void _wrap_bitt_error_clear_raw_707b94e609bfdab8() {
   bitt_error_clear();
   
 }
 
 
-intgo _wrap_bitt_store_migrate_raw_cfc4578946c2e65b(bitt_store *_swig_go_0) {
+intgo _wrap_bitt_store_migrate_raw_707b94e609bfdab8(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   int result;
@@ -2040,7 +2040,7 @@ intgo _wrap_bitt_store_migrate_raw_cfc4578946c2e65b(bitt_store *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_bitt_store_backend_raw_cfc4578946c2e65b(bitt_store *_swig_go_0) {
+_gostring_ _wrap_bitt_store_backend_raw_707b94e609bfdab8(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   char *result = 0 ;
@@ -2069,7 +2069,7 @@ _gostring_ _wrap_bitt_store_backend_raw_cfc4578946c2e65b(bitt_store *_swig_go_0)
 }
 
 
-intgo _wrap_bitt_clock_set_manual_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_bitt_clock_set_manual_raw_707b94e609bfdab8(bitt_store *_swig_go_0, long long _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t arg2 ;
   bittw_store *box1 = NULL ;
@@ -2097,7 +2097,7 @@ intgo _wrap_bitt_clock_set_manual_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_clock_advance_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_bitt_clock_advance_raw_707b94e609bfdab8(bitt_store *_swig_go_0, long long _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t arg2 ;
   bittw_store *box1 = NULL ;
@@ -2125,7 +2125,7 @@ intgo _wrap_bitt_clock_advance_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, long
 }
 
 
-intgo _wrap_bitt_clock_use_system_raw_cfc4578946c2e65b(bitt_store *_swig_go_0) {
+intgo _wrap_bitt_clock_use_system_raw_707b94e609bfdab8(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   int result;
@@ -2151,7 +2151,7 @@ intgo _wrap_bitt_clock_use_system_raw_cfc4578946c2e65b(bitt_store *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_clock_now_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_clock_now_raw_707b94e609bfdab8(bitt_store *_swig_go_0, long long *_swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   bittw_store *box1 = NULL ;
@@ -2179,7 +2179,7 @@ intgo _wrap_bitt_clock_now_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, long lon
 }
 
 
-intgo _wrap_BITT_VALUE_SIZE_MAX_raw_cfc4578946c2e65b() {
+intgo _wrap_BITT_VALUE_SIZE_MAX_raw_707b94e609bfdab8() {
   int result;
   intgo _swig_go_result;
   
@@ -2190,7 +2190,7 @@ intgo _wrap_BITT_VALUE_SIZE_MAX_raw_cfc4578946c2e65b() {
 }
 
 
-intgo _wrap_bitt_kv_get_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_kv_get_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2232,7 +2232,7 @@ intgo _wrap_bitt_kv_get_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_set_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_set_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2276,7 +2276,7 @@ intgo _wrap_bitt_kv_set_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_delete_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bitt_kv_delete_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2308,7 +2308,7 @@ intgo _wrap_bitt_kv_delete_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice
 }
 
 
-intgo _wrap_bitt_kv_add_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_add_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2352,7 +2352,7 @@ intgo _wrap_bitt_kv_add_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_take_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_kv_take_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2394,7 +2394,7 @@ intgo _wrap_bitt_kv_take_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ 
 }
 
 
-intgo _wrap_bitt_kv_increment_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_increment_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2434,7 +2434,7 @@ intgo _wrap_bitt_kv_increment_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bitt_kv_purge_expired_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_kv_purge_expired_raw_707b94e609bfdab8(bitt_store *_swig_go_0, long long *_swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   uint64_t *arg2 = (uint64_t *) 0 ;
   bittw_store *box1 = NULL ;
@@ -2462,7 +2462,7 @@ intgo _wrap_bitt_kv_purge_expired_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_txn_check_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_check_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2499,7 +2499,7 @@ intgo _wrap_bitt_txn_check_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _goslice_ 
 }
 
 
-intgo _wrap_bitt_txn_set_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_txn_set_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2544,7 +2544,7 @@ intgo _wrap_bitt_txn_set_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _goslice_ _s
 }
 
 
-intgo _wrap_bitt_txn_delete_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bitt_txn_delete_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2579,7 +2579,7 @@ intgo _wrap_bitt_txn_delete_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _goslice_
 }
 
 
-intgo _wrap_bitt_txn_sum_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_sum_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2616,7 +2616,7 @@ intgo _wrap_bitt_txn_sum_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _goslice_ _s
 }
 
 
-intgo _wrap_bitt_txn_commit_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_txn_commit_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, long long *_swig_go_1) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   uint64_t *arg2 = (uint64_t *) 0 ;
   bittw_txn *h1 = NULL ;
@@ -2647,7 +2647,7 @@ intgo _wrap_bitt_txn_commit_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, long long
 }
 
 
-intgo _wrap_bitt_cancel_new_raw_cfc4578946c2e65b(bitt_cancel **_swig_go_0) {
+intgo _wrap_bitt_cancel_new_raw_707b94e609bfdab8(bitt_cancel **_swig_go_0) {
   bitt_cancel **arg1 = (bitt_cancel **) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2660,7 +2660,7 @@ intgo _wrap_bitt_cancel_new_raw_cfc4578946c2e65b(bitt_cancel **_swig_go_0) {
 }
 
 
-void _wrap_bitt_cancel_fire_raw_cfc4578946c2e65b(bitt_cancel *_swig_go_0) {
+void _wrap_bitt_cancel_fire_raw_707b94e609bfdab8(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   
   arg1 = (bitt_cancel *)_swig_go_0;
@@ -2670,7 +2670,7 @@ void _wrap_bitt_cancel_fire_raw_cfc4578946c2e65b(bitt_cancel *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_cancel_fired_raw_cfc4578946c2e65b(bitt_cancel *_swig_go_0) {
+intgo _wrap_bitt_cancel_fired_raw_707b94e609bfdab8(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2683,7 +2683,7 @@ intgo _wrap_bitt_cancel_fired_raw_cfc4578946c2e65b(bitt_cancel *_swig_go_0) {
 }
 
 
-void _wrap_bitt_cancel_reset_raw_cfc4578946c2e65b(bitt_cancel *_swig_go_0) {
+void _wrap_bitt_cancel_reset_raw_707b94e609bfdab8(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   
   arg1 = (bitt_cancel *)_swig_go_0;
@@ -2693,7 +2693,7 @@ void _wrap_bitt_cancel_reset_raw_cfc4578946c2e65b(bitt_cancel *_swig_go_0) {
 }
 
 
-void _wrap_bitt_cancel_free_raw_cfc4578946c2e65b(bitt_cancel *_swig_go_0) {
+void _wrap_bitt_cancel_free_raw_707b94e609bfdab8(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   
   arg1 = (bitt_cancel *)_swig_go_0;
@@ -2703,7 +2703,7 @@ void _wrap_bitt_cancel_free_raw_cfc4578946c2e65b(bitt_cancel *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_queue_ack_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_bitt_queue_ack_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2745,7 +2745,7 @@ intgo _wrap_bitt_queue_ack_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_queue_ack_many_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_queue_ack_many_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -2819,7 +2819,7 @@ intgo _wrap_bitt_queue_ack_many_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_queue_nack_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_queue_nack_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2866,7 +2866,7 @@ intgo _wrap_bitt_queue_nack_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bitt_queue_extend_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_queue_extend_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2910,7 +2910,7 @@ intgo _wrap_bitt_queue_extend_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_snooze_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_queue_snooze_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2954,7 +2954,7 @@ intgo _wrap_bitt_queue_snooze_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_get_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_queue_get_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2999,7 +2999,7 @@ intgo _wrap_bitt_queue_get_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_queue_cancel_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_queue_cancel_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3034,7 +3034,7 @@ intgo _wrap_bitt_queue_cancel_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_reschedule_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_queue_reschedule_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3071,7 +3071,7 @@ intgo _wrap_bitt_queue_reschedule_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _
 }
 
 
-intgo _wrap_bitt_queue_ack_result_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, intgo _swig_go_5) {
+intgo _wrap_bitt_queue_ack_result_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, intgo _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3121,7 +3121,7 @@ intgo _wrap_bitt_queue_ack_result_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _
 }
 
 
-intgo _wrap_bitt_queue_dead_list_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_queue_dead_list_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3168,7 +3168,7 @@ intgo _wrap_bitt_queue_dead_list_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_queue_dead_retry_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_queue_dead_retry_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3205,7 +3205,7 @@ intgo _wrap_bitt_queue_dead_retry_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _
 }
 
 
-intgo _wrap_bitt_queue_dead_delete_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_queue_dead_delete_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3242,7 +3242,7 @@ intgo _wrap_bitt_queue_dead_delete_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, 
 }
 
 
-intgo _wrap_bitt_txn_queue_ack_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_bitt_txn_queue_ack_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3287,7 +3287,7 @@ intgo _wrap_bitt_txn_queue_ack_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_txn_queue_nack_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_txn_queue_nack_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3337,7 +3337,7 @@ intgo _wrap_bitt_txn_queue_nack_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_txn_queue_snooze_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_txn_queue_snooze_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3384,7 +3384,7 @@ intgo _wrap_bitt_txn_queue_snooze_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_txn_queue_extend_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_txn_queue_extend_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3431,7 +3431,7 @@ intgo _wrap_bitt_txn_queue_extend_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_txn_queue_cancel_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_queue_cancel_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3469,7 +3469,7 @@ intgo _wrap_bitt_txn_queue_cancel_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_txn_queue_reschedule_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_txn_queue_reschedule_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3509,7 +3509,7 @@ intgo _wrap_bitt_txn_queue_reschedule_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0,
 }
 
 
-intgo _wrap_bitt_txn_queue_ack_result_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, intgo _swig_go_5) {
+intgo _wrap_bitt_txn_queue_ack_result_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, intgo _swig_go_5) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3562,7 +3562,7 @@ intgo _wrap_bitt_txn_queue_ack_result_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0,
 }
 
 
-intgo _wrap_bitt_lease_acquire_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_lease_acquire_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3608,7 +3608,7 @@ intgo _wrap_bitt_lease_acquire_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_lease_renew_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_lease_renew_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3654,7 +3654,7 @@ intgo _wrap_bitt_lease_renew_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_lease_release_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_lease_release_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3696,7 +3696,7 @@ intgo _wrap_bitt_lease_release_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_lease_get_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+intgo _wrap_bitt_lease_get_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_buf *arg3 = (bitt_buf *) 0 ;
@@ -3745,7 +3745,7 @@ intgo _wrap_bitt_lease_get_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_txn_fence_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_txn_fence_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3790,7 +3790,7 @@ intgo _wrap_bitt_txn_fence_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostring_
 }
 
 
-intgo _wrap_bitt_txn_outbox_append_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_bitt_txn_outbox_append_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -3834,7 +3834,7 @@ intgo _wrap_bitt_txn_outbox_append_raw_cfc4578946c2e65b(bitt_txn *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_outbox_append_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long *_swig_go_4) {
+intgo _wrap_bitt_outbox_append_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long *_swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -3877,7 +3877,7 @@ intgo _wrap_bitt_outbox_append_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_outbox_pending_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_outbox_pending_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -3922,7 +3922,7 @@ intgo _wrap_bitt_outbox_pending_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_outbox_ack_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_ack_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3963,7 +3963,7 @@ intgo _wrap_bitt_outbox_ack_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bitt_outbox_fail_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_outbox_fail_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -4003,7 +4003,7 @@ intgo _wrap_bitt_outbox_fail_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_outbox_park_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_outbox_park_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -4043,7 +4043,7 @@ intgo _wrap_bitt_outbox_park_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_outbox_parked_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_outbox_parked_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int arg3 ;
@@ -4090,7 +4090,7 @@ intgo _wrap_bitt_outbox_parked_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_outbox_retry_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_retry_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -4131,7 +4131,7 @@ intgo _wrap_bitt_outbox_retry_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_outbox_discard_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_discard_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -4172,7 +4172,7 @@ intgo _wrap_bitt_outbox_discard_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_outbox_counts_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_counts_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -4209,7 +4209,7 @@ intgo _wrap_bitt_outbox_counts_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_pubsub_publish_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_pubsub_publish_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -4248,7 +4248,7 @@ intgo _wrap_bitt_pubsub_publish_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_pubsub_next_raw_cfc4578946c2e65b(bitt_sub *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_pubsub_next_raw_707b94e609bfdab8(bitt_sub *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   bitt_sub *arg1 = (bitt_sub *) 0 ;
   int64_t arg2 ;
   bitt_message **arg3 = (bitt_message **) 0 ;
@@ -4289,7 +4289,7 @@ intgo _wrap_bitt_pubsub_next_raw_cfc4578946c2e65b(bitt_sub *_swig_go_0, long lon
 }
 
 
-intgo _wrap_bitt_pubsub_next_cancel_raw_cfc4578946c2e65b(bitt_sub *_swig_go_0, long long _swig_go_1, bitt_cancel *_swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_pubsub_next_cancel_raw_707b94e609bfdab8(bitt_sub *_swig_go_0, long long _swig_go_1, bitt_cancel *_swig_go_2, _goslice_ _swig_go_3) {
   bitt_sub *arg1 = (bitt_sub *) 0 ;
   int64_t arg2 ;
   bitt_cancel *arg3 = (bitt_cancel *) 0 ;
@@ -4332,7 +4332,7 @@ intgo _wrap_bitt_pubsub_next_cancel_raw_cfc4578946c2e65b(bitt_sub *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_budget_take_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long *_swig_go_6) {
+intgo _wrap_bitt_budget_take_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long *_swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -4375,7 +4375,7 @@ intgo _wrap_bitt_budget_take_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_schedule_upsert_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_schedule_upsert_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, long long _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -4420,7 +4420,7 @@ intgo _wrap_bitt_schedule_upsert_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_schedule_claim_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_schedule_claim_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_schedule **arg3 = (bitt_schedule **) 0 ;
@@ -4459,7 +4459,7 @@ intgo _wrap_bitt_schedule_claim_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_schedule_get_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_schedule_get_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_schedule **arg3 = (bitt_schedule **) 0 ;
@@ -4502,7 +4502,7 @@ intgo _wrap_bitt_schedule_get_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_schedule_delete_raw_cfc4578946c2e65b(bitt_store *_swig_go_0, _gostring_ _swig_go_1) {
+intgo _wrap_bitt_schedule_delete_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bittw_store *box1 = NULL ;

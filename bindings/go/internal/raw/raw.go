@@ -236,106 +236,106 @@ typedef _goslice_ swig_type_203;
 typedef _gostring_ swig_type_204;
 typedef _goslice_ swig_type_205;
 typedef _gostring_ swig_type_206;
-extern void _wrap_Swig_free_raw_cfc4578946c2e65b(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_raw_cfc4578946c2e65b(swig_intgo arg1);
-extern void _wrap_bittw_go_rec_take_raw_cfc4578946c2e65b(swig_type_1 arg1, swig_type_2 arg2);
-extern swig_type_3 _wrap_bittw_go_error_take_raw_cfc4578946c2e65b(swig_type_4 arg1, swig_type_5 arg2);
-extern swig_intgo _wrap_bittw_go_queue_dequeue_topics_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_6 arg2, swig_intgo arg3, swig_type_7 arg4, swig_type_8 arg5, uintptr_t arg6, swig_type_9 arg7);
-extern swig_intgo _wrap_bittw_go_schedule_set_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_10 arg2, swig_type_11 arg3, swig_type_12 arg4, swig_intgo arg5, swig_type_13 arg6, swig_type_14 arg7, swig_type_15 arg8, swig_intgo arg9, swig_intgo arg10);
-extern swig_intgo _wrap_bittw_go_queue_purge_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_16 arg2, swig_voidp arg3);
-extern swig_intgo _wrap_bittw_go_kv_batch_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_17 arg2, swig_type_18 arg3);
-extern swig_intgo _wrap_bittw_go_tuple_encode_raw_cfc4578946c2e65b(swig_type_19 arg1, swig_type_20 arg2);
-extern swig_intgo _wrap_bittw_go_tuple_decode_raw_cfc4578946c2e65b(swig_type_21 arg1, swig_type_22 arg2);
-extern swig_intgo _wrap_bittw_open_raw_cfc4578946c2e65b(swig_type_23 arg1, swig_voidp arg2);
-extern void _wrap_bittw_close_raw_cfc4578946c2e65b(uintptr_t arg1);
-extern void _wrap_bittw_free_raw_cfc4578946c2e65b(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_txn_begin_raw_cfc4578946c2e65b(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_bitt_txn_free_raw_cfc4578946c2e65b(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_pubsub_subscribe_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_24 arg2, swig_voidp arg3);
-extern void _wrap_bitt_pubsub_close_raw_cfc4578946c2e65b(uintptr_t arg1);
-extern swig_intgo _wrap_bittw_kv_get_many_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_25 arg2, swig_type_26 arg3);
-extern swig_intgo _wrap_bittw_kv_list_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_27 arg2, swig_type_28 arg3, swig_type_29 arg4, swig_intgo arg5, swig_intgo arg6, swig_type_30 arg7, swig_type_31 arg8);
-extern swig_intgo _wrap_bittw_queue_enqueue_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_32 arg2, swig_type_33 arg3, swig_intgo arg4, swig_type_34 arg5, swig_intgo arg6, swig_type_35 arg7, swig_voidp arg8);
-extern swig_intgo _wrap_bittw_txn_enqueue_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_36 arg2, swig_type_37 arg3, swig_intgo arg4, swig_type_38 arg5, swig_intgo arg6, swig_type_39 arg7);
-extern swig_intgo _wrap_bittw_queue_enqueue2_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_40 arg2, swig_type_41 arg3, swig_intgo arg4, swig_type_42 arg5, swig_intgo arg6, swig_type_43 arg7, swig_intgo arg8, swig_voidp arg9);
-extern swig_intgo _wrap_bittw_txn_enqueue2_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_44 arg2, swig_type_45 arg3, swig_intgo arg4, swig_type_46 arg5, swig_intgo arg6, swig_type_47 arg7, swig_intgo arg8);
-extern swig_intgo _wrap_bittw_queue_dequeue_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_48 arg2, swig_intgo arg3, swig_type_49 arg4, swig_type_50 arg5, swig_type_51 arg6);
-extern swig_intgo _wrap_bittw_queue_dequeue_cancel_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_52 arg2, swig_intgo arg3, swig_type_53 arg4, swig_type_54 arg5, uintptr_t arg6, swig_type_55 arg7);
-extern swig_intgo _wrap_bittw_queue_stats_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_56 arg2, swig_type_57 arg3);
-extern swig_intgo _wrap_bittw_schedule_list_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_58 arg2);
-extern swig_intgo _wrap_BITT_VERSION_NUMBER_raw_cfc4578946c2e65b(void);
-extern swig_type_59 _wrap_bitt_version_raw_cfc4578946c2e65b(void);
-extern swig_intgo _wrap_bitt_version_number_raw_cfc4578946c2e65b(void);
-extern swig_type_60 _wrap_bitt_strerror_raw_cfc4578946c2e65b(swig_intgo arg1);
-extern swig_type_61 _wrap_bitt_error_last_raw_cfc4578946c2e65b(void);
-extern swig_intgo _wrap_bitt_error_last_code_raw_cfc4578946c2e65b(void);
-extern void _wrap_bitt_error_clear_raw_cfc4578946c2e65b(void);
-extern swig_intgo _wrap_bitt_store_migrate_raw_cfc4578946c2e65b(uintptr_t arg1);
-extern swig_type_62 _wrap_bitt_store_backend_raw_cfc4578946c2e65b(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_clock_set_manual_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_63 arg2);
-extern swig_intgo _wrap_bitt_clock_advance_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_64 arg2);
-extern swig_intgo _wrap_bitt_clock_use_system_raw_cfc4578946c2e65b(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_clock_now_raw_cfc4578946c2e65b(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_BITT_VALUE_SIZE_MAX_raw_cfc4578946c2e65b(void);
-extern swig_intgo _wrap_bitt_kv_get_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_65 arg2, swig_type_66 arg3);
-extern swig_intgo _wrap_bitt_kv_set_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_67 arg2, swig_type_68 arg3, swig_intgo arg4, swig_type_69 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_delete_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_70 arg2);
-extern swig_intgo _wrap_bitt_kv_add_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_71 arg2, swig_type_72 arg3, swig_intgo arg4, swig_type_73 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_take_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_74 arg2, swig_type_75 arg3);
-extern swig_intgo _wrap_bitt_kv_increment_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_76 arg2, swig_type_77 arg3, swig_type_78 arg4, swig_voidp arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_purge_expired_raw_cfc4578946c2e65b(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_txn_check_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_79 arg2, swig_type_80 arg3);
-extern swig_intgo _wrap_bitt_txn_set_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_81 arg2, swig_type_82 arg3, swig_intgo arg4, swig_type_83 arg5);
-extern swig_intgo _wrap_bitt_txn_delete_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_84 arg2);
-extern swig_intgo _wrap_bitt_txn_sum_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_85 arg2, swig_type_86 arg3);
-extern swig_intgo _wrap_bitt_txn_commit_raw_cfc4578946c2e65b(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_cancel_new_raw_cfc4578946c2e65b(swig_voidp arg1);
-extern void _wrap_bitt_cancel_fire_raw_cfc4578946c2e65b(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_cancel_fired_raw_cfc4578946c2e65b(uintptr_t arg1);
-extern void _wrap_bitt_cancel_reset_raw_cfc4578946c2e65b(uintptr_t arg1);
-extern void _wrap_bitt_cancel_free_raw_cfc4578946c2e65b(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_queue_ack_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_87 arg2, swig_type_88 arg3, swig_type_89 arg4);
-extern swig_intgo _wrap_bitt_queue_ack_many_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_90 arg2, swig_type_91 arg3, swig_type_92 arg4);
-extern swig_intgo _wrap_bitt_queue_nack_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_93 arg2, swig_type_94 arg3, swig_type_95 arg4, swig_type_96 arg5, swig_type_97 arg6);
-extern swig_intgo _wrap_bitt_queue_extend_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_98 arg2, swig_type_99 arg3, swig_type_100 arg4, swig_type_101 arg5);
-extern swig_intgo _wrap_bitt_queue_snooze_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_102 arg2, swig_type_103 arg3, swig_type_104 arg4, swig_type_105 arg5);
-extern swig_intgo _wrap_bitt_queue_get_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_106 arg2, swig_type_107 arg3, swig_type_108 arg4);
-extern swig_intgo _wrap_bitt_queue_cancel_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_109 arg2, swig_type_110 arg3);
-extern swig_intgo _wrap_bitt_queue_reschedule_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_111 arg2, swig_type_112 arg3, swig_type_113 arg4);
-extern swig_intgo _wrap_bitt_queue_ack_result_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_114 arg2, swig_type_115 arg3, swig_type_116 arg4, swig_type_117 arg5, swig_intgo arg6);
-extern swig_intgo _wrap_bitt_queue_dead_list_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_118 arg2, swig_type_119 arg3, swig_intgo arg4, swig_type_120 arg5);
-extern swig_intgo _wrap_bitt_queue_dead_retry_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_121 arg2, swig_type_122 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_queue_dead_delete_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_123 arg2, swig_type_124 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_txn_queue_ack_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_125 arg2, swig_type_126 arg3, swig_type_127 arg4);
-extern swig_intgo _wrap_bitt_txn_queue_nack_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_128 arg2, swig_type_129 arg3, swig_type_130 arg4, swig_type_131 arg5, swig_type_132 arg6);
-extern swig_intgo _wrap_bitt_txn_queue_snooze_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_133 arg2, swig_type_134 arg3, swig_type_135 arg4, swig_type_136 arg5);
-extern swig_intgo _wrap_bitt_txn_queue_extend_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_137 arg2, swig_type_138 arg3, swig_type_139 arg4, swig_type_140 arg5);
-extern swig_intgo _wrap_bitt_txn_queue_cancel_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_141 arg2, swig_type_142 arg3);
-extern swig_intgo _wrap_bitt_txn_queue_reschedule_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_143 arg2, swig_type_144 arg3, swig_type_145 arg4);
-extern swig_intgo _wrap_bitt_txn_queue_ack_result_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_146 arg2, swig_type_147 arg3, swig_type_148 arg4, swig_type_149 arg5, swig_intgo arg6);
-extern swig_intgo _wrap_bitt_lease_acquire_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_150 arg2, swig_type_151 arg3, swig_type_152 arg4, swig_voidp arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_lease_renew_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_153 arg2, swig_type_154 arg3, swig_type_155 arg4, swig_type_156 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_lease_release_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_157 arg2, swig_type_158 arg3, swig_type_159 arg4);
-extern swig_intgo _wrap_bitt_lease_get_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_160 arg2, swig_type_161 arg3, swig_voidp arg4, swig_voidp arg5);
-extern swig_intgo _wrap_bitt_txn_fence_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_162 arg2, swig_type_163 arg3, swig_type_164 arg4);
-extern swig_intgo _wrap_bitt_txn_outbox_append_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_165 arg2, swig_type_166 arg3, swig_intgo arg4);
-extern swig_intgo _wrap_bitt_outbox_append_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_167 arg2, swig_type_168 arg3, swig_intgo arg4, swig_voidp arg5);
-extern swig_intgo _wrap_bitt_outbox_pending_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_169 arg2, swig_intgo arg3, swig_type_170 arg4);
-extern swig_intgo _wrap_bitt_outbox_ack_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_171 arg2, swig_type_172 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_fail_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_173 arg2, swig_type_174 arg3, swig_type_175 arg4, swig_type_176 arg5);
-extern swig_intgo _wrap_bitt_outbox_park_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_177 arg2, swig_type_178 arg3, swig_intgo arg4, swig_type_179 arg5);
-extern swig_intgo _wrap_bitt_outbox_parked_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_180 arg2, swig_intgo arg3, swig_intgo arg4, swig_type_181 arg5);
-extern swig_intgo _wrap_bitt_outbox_retry_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_182 arg2, swig_type_183 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_discard_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_184 arg2, swig_type_185 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_counts_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_186 arg2, swig_voidp arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_pubsub_publish_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_187 arg2, swig_type_188 arg3);
-extern swig_intgo _wrap_bitt_pubsub_next_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_189 arg2, swig_type_190 arg3);
-extern swig_intgo _wrap_bitt_pubsub_next_cancel_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_191 arg2, uintptr_t arg3, swig_type_192 arg4);
-extern swig_intgo _wrap_bitt_budget_take_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_193 arg2, swig_type_194 arg3, swig_type_195 arg4, swig_type_196 arg5, swig_type_197 arg6, swig_voidp arg7);
-extern swig_intgo _wrap_bitt_schedule_upsert_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_198 arg2, swig_type_199 arg3, swig_type_200 arg4, swig_intgo arg5, swig_type_201 arg6);
-extern swig_intgo _wrap_bitt_schedule_claim_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_202 arg2, swig_type_203 arg3);
-extern swig_intgo _wrap_bitt_schedule_get_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_204 arg2, swig_type_205 arg3);
-extern swig_intgo _wrap_bitt_schedule_delete_raw_cfc4578946c2e65b(uintptr_t arg1, swig_type_206 arg2);
+extern void _wrap_Swig_free_raw_707b94e609bfdab8(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_raw_707b94e609bfdab8(swig_intgo arg1);
+extern void _wrap_bittw_go_rec_take_raw_707b94e609bfdab8(swig_type_1 arg1, swig_type_2 arg2);
+extern swig_type_3 _wrap_bittw_go_error_take_raw_707b94e609bfdab8(swig_type_4 arg1, swig_type_5 arg2);
+extern swig_intgo _wrap_bittw_go_queue_dequeue_topics_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_6 arg2, swig_intgo arg3, swig_type_7 arg4, swig_type_8 arg5, uintptr_t arg6, swig_type_9 arg7);
+extern swig_intgo _wrap_bittw_go_schedule_set_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_10 arg2, swig_type_11 arg3, swig_type_12 arg4, swig_intgo arg5, swig_type_13 arg6, swig_type_14 arg7, swig_type_15 arg8, swig_intgo arg9, swig_intgo arg10);
+extern swig_intgo _wrap_bittw_go_queue_purge_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_16 arg2, swig_voidp arg3);
+extern swig_intgo _wrap_bittw_go_kv_batch_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_17 arg2, swig_type_18 arg3);
+extern swig_intgo _wrap_bittw_go_tuple_encode_raw_707b94e609bfdab8(swig_type_19 arg1, swig_type_20 arg2);
+extern swig_intgo _wrap_bittw_go_tuple_decode_raw_707b94e609bfdab8(swig_type_21 arg1, swig_type_22 arg2);
+extern swig_intgo _wrap_bittw_open_raw_707b94e609bfdab8(swig_type_23 arg1, swig_voidp arg2);
+extern void _wrap_bittw_close_raw_707b94e609bfdab8(uintptr_t arg1);
+extern void _wrap_bittw_free_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_txn_begin_raw_707b94e609bfdab8(uintptr_t arg1, swig_voidp arg2);
+extern void _wrap_bitt_txn_free_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_pubsub_subscribe_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_24 arg2, swig_voidp arg3);
+extern void _wrap_bitt_pubsub_close_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bittw_kv_get_many_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_25 arg2, swig_type_26 arg3);
+extern swig_intgo _wrap_bittw_kv_list_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_27 arg2, swig_type_28 arg3, swig_type_29 arg4, swig_intgo arg5, swig_intgo arg6, swig_type_30 arg7, swig_type_31 arg8);
+extern swig_intgo _wrap_bittw_queue_enqueue_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_32 arg2, swig_type_33 arg3, swig_intgo arg4, swig_type_34 arg5, swig_intgo arg6, swig_type_35 arg7, swig_voidp arg8);
+extern swig_intgo _wrap_bittw_txn_enqueue_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_36 arg2, swig_type_37 arg3, swig_intgo arg4, swig_type_38 arg5, swig_intgo arg6, swig_type_39 arg7);
+extern swig_intgo _wrap_bittw_queue_enqueue2_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_40 arg2, swig_type_41 arg3, swig_intgo arg4, swig_type_42 arg5, swig_intgo arg6, swig_type_43 arg7, swig_intgo arg8, swig_voidp arg9);
+extern swig_intgo _wrap_bittw_txn_enqueue2_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_44 arg2, swig_type_45 arg3, swig_intgo arg4, swig_type_46 arg5, swig_intgo arg6, swig_type_47 arg7, swig_intgo arg8);
+extern swig_intgo _wrap_bittw_queue_dequeue_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_48 arg2, swig_intgo arg3, swig_type_49 arg4, swig_type_50 arg5, swig_type_51 arg6);
+extern swig_intgo _wrap_bittw_queue_dequeue_cancel_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_52 arg2, swig_intgo arg3, swig_type_53 arg4, swig_type_54 arg5, uintptr_t arg6, swig_type_55 arg7);
+extern swig_intgo _wrap_bittw_queue_stats_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_56 arg2, swig_type_57 arg3);
+extern swig_intgo _wrap_bittw_schedule_list_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_58 arg2);
+extern swig_intgo _wrap_BITT_VERSION_NUMBER_raw_707b94e609bfdab8(void);
+extern swig_type_59 _wrap_bitt_version_raw_707b94e609bfdab8(void);
+extern swig_intgo _wrap_bitt_version_number_raw_707b94e609bfdab8(void);
+extern swig_type_60 _wrap_bitt_strerror_raw_707b94e609bfdab8(swig_intgo arg1);
+extern swig_type_61 _wrap_bitt_error_last_raw_707b94e609bfdab8(void);
+extern swig_intgo _wrap_bitt_error_last_code_raw_707b94e609bfdab8(void);
+extern void _wrap_bitt_error_clear_raw_707b94e609bfdab8(void);
+extern swig_intgo _wrap_bitt_store_migrate_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_type_62 _wrap_bitt_store_backend_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_clock_set_manual_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_63 arg2);
+extern swig_intgo _wrap_bitt_clock_advance_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_64 arg2);
+extern swig_intgo _wrap_bitt_clock_use_system_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_clock_now_raw_707b94e609bfdab8(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_BITT_VALUE_SIZE_MAX_raw_707b94e609bfdab8(void);
+extern swig_intgo _wrap_bitt_kv_get_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_65 arg2, swig_type_66 arg3);
+extern swig_intgo _wrap_bitt_kv_set_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_67 arg2, swig_type_68 arg3, swig_intgo arg4, swig_type_69 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_delete_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_70 arg2);
+extern swig_intgo _wrap_bitt_kv_add_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_71 arg2, swig_type_72 arg3, swig_intgo arg4, swig_type_73 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_take_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_74 arg2, swig_type_75 arg3);
+extern swig_intgo _wrap_bitt_kv_increment_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_76 arg2, swig_type_77 arg3, swig_type_78 arg4, swig_voidp arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_purge_expired_raw_707b94e609bfdab8(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_txn_check_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_79 arg2, swig_type_80 arg3);
+extern swig_intgo _wrap_bitt_txn_set_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_81 arg2, swig_type_82 arg3, swig_intgo arg4, swig_type_83 arg5);
+extern swig_intgo _wrap_bitt_txn_delete_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_84 arg2);
+extern swig_intgo _wrap_bitt_txn_sum_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_85 arg2, swig_type_86 arg3);
+extern swig_intgo _wrap_bitt_txn_commit_raw_707b94e609bfdab8(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_cancel_new_raw_707b94e609bfdab8(swig_voidp arg1);
+extern void _wrap_bitt_cancel_fire_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_cancel_fired_raw_707b94e609bfdab8(uintptr_t arg1);
+extern void _wrap_bitt_cancel_reset_raw_707b94e609bfdab8(uintptr_t arg1);
+extern void _wrap_bitt_cancel_free_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_queue_ack_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_87 arg2, swig_type_88 arg3, swig_type_89 arg4);
+extern swig_intgo _wrap_bitt_queue_ack_many_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_90 arg2, swig_type_91 arg3, swig_type_92 arg4);
+extern swig_intgo _wrap_bitt_queue_nack_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_93 arg2, swig_type_94 arg3, swig_type_95 arg4, swig_type_96 arg5, swig_type_97 arg6);
+extern swig_intgo _wrap_bitt_queue_extend_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_98 arg2, swig_type_99 arg3, swig_type_100 arg4, swig_type_101 arg5);
+extern swig_intgo _wrap_bitt_queue_snooze_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_102 arg2, swig_type_103 arg3, swig_type_104 arg4, swig_type_105 arg5);
+extern swig_intgo _wrap_bitt_queue_get_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_106 arg2, swig_type_107 arg3, swig_type_108 arg4);
+extern swig_intgo _wrap_bitt_queue_cancel_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_109 arg2, swig_type_110 arg3);
+extern swig_intgo _wrap_bitt_queue_reschedule_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_111 arg2, swig_type_112 arg3, swig_type_113 arg4);
+extern swig_intgo _wrap_bitt_queue_ack_result_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_114 arg2, swig_type_115 arg3, swig_type_116 arg4, swig_type_117 arg5, swig_intgo arg6);
+extern swig_intgo _wrap_bitt_queue_dead_list_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_118 arg2, swig_type_119 arg3, swig_intgo arg4, swig_type_120 arg5);
+extern swig_intgo _wrap_bitt_queue_dead_retry_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_121 arg2, swig_type_122 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_queue_dead_delete_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_123 arg2, swig_type_124 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_txn_queue_ack_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_125 arg2, swig_type_126 arg3, swig_type_127 arg4);
+extern swig_intgo _wrap_bitt_txn_queue_nack_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_128 arg2, swig_type_129 arg3, swig_type_130 arg4, swig_type_131 arg5, swig_type_132 arg6);
+extern swig_intgo _wrap_bitt_txn_queue_snooze_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_133 arg2, swig_type_134 arg3, swig_type_135 arg4, swig_type_136 arg5);
+extern swig_intgo _wrap_bitt_txn_queue_extend_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_137 arg2, swig_type_138 arg3, swig_type_139 arg4, swig_type_140 arg5);
+extern swig_intgo _wrap_bitt_txn_queue_cancel_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_141 arg2, swig_type_142 arg3);
+extern swig_intgo _wrap_bitt_txn_queue_reschedule_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_143 arg2, swig_type_144 arg3, swig_type_145 arg4);
+extern swig_intgo _wrap_bitt_txn_queue_ack_result_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_146 arg2, swig_type_147 arg3, swig_type_148 arg4, swig_type_149 arg5, swig_intgo arg6);
+extern swig_intgo _wrap_bitt_lease_acquire_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_150 arg2, swig_type_151 arg3, swig_type_152 arg4, swig_voidp arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_lease_renew_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_153 arg2, swig_type_154 arg3, swig_type_155 arg4, swig_type_156 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_lease_release_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_157 arg2, swig_type_158 arg3, swig_type_159 arg4);
+extern swig_intgo _wrap_bitt_lease_get_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_160 arg2, swig_type_161 arg3, swig_voidp arg4, swig_voidp arg5);
+extern swig_intgo _wrap_bitt_txn_fence_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_162 arg2, swig_type_163 arg3, swig_type_164 arg4);
+extern swig_intgo _wrap_bitt_txn_outbox_append_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_165 arg2, swig_type_166 arg3, swig_intgo arg4);
+extern swig_intgo _wrap_bitt_outbox_append_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_167 arg2, swig_type_168 arg3, swig_intgo arg4, swig_voidp arg5);
+extern swig_intgo _wrap_bitt_outbox_pending_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_169 arg2, swig_intgo arg3, swig_type_170 arg4);
+extern swig_intgo _wrap_bitt_outbox_ack_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_171 arg2, swig_type_172 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_fail_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_173 arg2, swig_type_174 arg3, swig_type_175 arg4, swig_type_176 arg5);
+extern swig_intgo _wrap_bitt_outbox_park_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_177 arg2, swig_type_178 arg3, swig_intgo arg4, swig_type_179 arg5);
+extern swig_intgo _wrap_bitt_outbox_parked_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_180 arg2, swig_intgo arg3, swig_intgo arg4, swig_type_181 arg5);
+extern swig_intgo _wrap_bitt_outbox_retry_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_182 arg2, swig_type_183 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_discard_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_184 arg2, swig_type_185 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_counts_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_186 arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_pubsub_publish_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_187 arg2, swig_type_188 arg3);
+extern swig_intgo _wrap_bitt_pubsub_next_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_189 arg2, swig_type_190 arg3);
+extern swig_intgo _wrap_bitt_pubsub_next_cancel_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_191 arg2, uintptr_t arg3, swig_type_192 arg4);
+extern swig_intgo _wrap_bitt_budget_take_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_193 arg2, swig_type_194 arg3, swig_type_195 arg4, swig_type_196 arg5, swig_type_197 arg6, swig_voidp arg7);
+extern swig_intgo _wrap_bitt_schedule_upsert_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_198 arg2, swig_type_199 arg3, swig_type_200 arg4, swig_intgo arg5, swig_type_201 arg6);
+extern swig_intgo _wrap_bitt_schedule_claim_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_202 arg2, swig_type_203 arg3);
+extern swig_intgo _wrap_bitt_schedule_get_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_204 arg2, swig_type_205 arg3);
+extern swig_intgo _wrap_bitt_schedule_delete_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_206 arg2);
 #undef intgo
 */
 import "C"
@@ -378,20 +378,20 @@ func swigCopyString(s string) string {
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_cfc4578946c2e65b(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_707b94e609bfdab8(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
 func Bittw_go_rec_take(arg1 uint64, arg2 []byte) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_bittw_go_rec_take_raw_cfc4578946c2e65b(C.swig_type_1(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)))
+	C._wrap_bittw_go_rec_take_raw_707b94e609bfdab8(C.swig_type_1(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -401,7 +401,7 @@ func Bittw_go_error_take(arg1 int64, arg2 []byte) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_bittw_go_error_take_raw_cfc4578946c2e65b(C.swig_type_4(_swig_i_0), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_bittw_go_error_take_raw_707b94e609bfdab8(C.swig_type_4(_swig_i_0), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -417,7 +417,7 @@ func Bittw_go_queue_dequeue_topics(arg1 uintptr, arg2 []byte, arg3 uint, arg4 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bittw_go_queue_dequeue_topics_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_6)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_7(_swig_i_3), C.swig_type_8(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_bittw_go_queue_dequeue_topics_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_6)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_7(_swig_i_3), C.swig_type_8(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -439,7 +439,7 @@ func Bittw_go_schedule_set(arg1 uintptr, arg2 string, arg3 int64, arg4 []byte, a
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
 	_swig_i_9 := arg10
-	swig_r = (int)(C._wrap_bittw_go_schedule_set_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_1)), C.swig_type_11(_swig_i_2), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_5)), C.swig_type_14(_swig_i_6), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_7)), C.swig_intgo(_swig_i_8), C.swig_intgo(_swig_i_9)))
+	swig_r = (int)(C._wrap_bittw_go_schedule_set_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_1)), C.swig_type_11(_swig_i_2), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_5)), C.swig_type_14(_swig_i_6), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_7)), C.swig_intgo(_swig_i_8), C.swig_intgo(_swig_i_9)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -460,7 +460,7 @@ func Bittw_go_queue_purge(arg1 uintptr, arg2 []byte, arg3 *uint64) (_swig_ret in
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_go_queue_purge_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int)(C._wrap_bittw_go_queue_purge_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -472,7 +472,7 @@ func Bittw_go_kv_batch(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_go_kv_batch_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_go_kv_batch_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -486,7 +486,7 @@ func Bittw_go_tuple_encode(arg1 []byte, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_go_tuple_encode_raw_cfc4578946c2e65b(*(*C.swig_type_19)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_go_tuple_encode_raw_707b94e609bfdab8(*(*C.swig_type_19)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -500,7 +500,7 @@ func Bittw_go_tuple_decode(arg1 []byte, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_go_tuple_decode_raw_cfc4578946c2e65b(*(*C.swig_type_21)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_go_tuple_decode_raw_707b94e609bfdab8(*(*C.swig_type_21)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -556,7 +556,7 @@ func Bittw_open(arg1 string, arg2 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_open_raw_cfc4578946c2e65b(*(*C.swig_type_23)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bittw_open_raw_707b94e609bfdab8(*(*C.swig_type_23)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -565,25 +565,25 @@ func Bittw_open(arg1 string, arg2 *uintptr) (_swig_ret int) {
 
 func Bittw_close(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bittw_close_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0))
+	C._wrap_bittw_close_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Bittw_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bittw_free_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0))
+	C._wrap_bittw_free_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_txn_begin(arg1 uintptr, arg2 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_begin_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_txn_begin_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
 func Bitt_txn_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_txn_free_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_txn_free_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret int) {
@@ -591,7 +591,7 @@ func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret 
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_subscribe_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_pubsub_subscribe_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -600,7 +600,7 @@ func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret 
 
 func Bitt_pubsub_close(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_pubsub_close_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_pubsub_close_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Bittw_kv_get_many(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
@@ -608,7 +608,7 @@ func Bittw_kv_get_many(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_kv_get_many_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_kv_get_many_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -628,7 +628,7 @@ func Bittw_kv_list(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 []byte, arg5 uin
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_kv_list_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_27)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_30)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_31)(unsafe.Pointer(&_swig_i_7))))
+	swig_r = (int)(C._wrap_bittw_kv_list_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_27)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_30)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_31)(unsafe.Pointer(&_swig_i_7))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -657,7 +657,7 @@ func Bittw_queue_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_queue_enqueue_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_34(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_35)(unsafe.Pointer(&_swig_i_6)), C.swig_voidp(_swig_i_7)))
+	swig_r = (int)(C._wrap_bittw_queue_enqueue_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_34(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_35)(unsafe.Pointer(&_swig_i_6)), C.swig_voidp(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -679,7 +679,7 @@ func Bittw_txn_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bittw_txn_enqueue_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_36)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_38(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_39)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_bittw_txn_enqueue_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_36)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_38(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_39)(unsafe.Pointer(&_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -703,7 +703,7 @@ func Bittw_queue_enqueue2(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int)(C._wrap_bittw_queue_enqueue2_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_40)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_42(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_43)(unsafe.Pointer(&_swig_i_6)), C.swig_intgo(_swig_i_7), C.swig_voidp(_swig_i_8)))
+	swig_r = (int)(C._wrap_bittw_queue_enqueue2_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_40)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_42(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_43)(unsafe.Pointer(&_swig_i_6)), C.swig_intgo(_swig_i_7), C.swig_voidp(_swig_i_8)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -726,7 +726,7 @@ func Bittw_txn_enqueue2(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 i
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_txn_enqueue2_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_44)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_46(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_47)(unsafe.Pointer(&_swig_i_6)), C.swig_intgo(_swig_i_7)))
+	swig_r = (int)(C._wrap_bittw_txn_enqueue2_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_44)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_46(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_47)(unsafe.Pointer(&_swig_i_6)), C.swig_intgo(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -747,7 +747,7 @@ func Bittw_queue_dequeue(arg1 uintptr, arg2 string, arg3 uint, arg4 int64, arg5 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bittw_queue_dequeue_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_48)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_49(_swig_i_3), C.swig_type_50(_swig_i_4), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_5))))
+	swig_r = (int)(C._wrap_bittw_queue_dequeue_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_48)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_49(_swig_i_3), C.swig_type_50(_swig_i_4), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_5))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -766,7 +766,7 @@ func Bittw_queue_dequeue_cancel(arg1 uintptr, arg2 string, arg3 uint, arg4 int64
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bittw_queue_dequeue_cancel_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_52)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_53(_swig_i_3), C.swig_type_54(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_55)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_bittw_queue_dequeue_cancel_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_52)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_53(_swig_i_3), C.swig_type_54(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_55)(unsafe.Pointer(&_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -781,7 +781,7 @@ func Bittw_queue_stats(arg1 uintptr, arg2 string, arg3 []uint64) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_queue_stats_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_56)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_57)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_queue_stats_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_56)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_57)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -795,7 +795,7 @@ func Bittw_schedule_list(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_schedule_list_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_58)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_schedule_list_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_58)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -808,14 +808,14 @@ const BITT_VERSION_PATCH int = 0
 const BITT_VERSION_STRING string = "0.6.0"
 func _swig_getBITT_VERSION_NUMBER() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_BITT_VERSION_NUMBER_raw_cfc4578946c2e65b())
+	swig_r = (int)(C._wrap_BITT_VERSION_NUMBER_raw_707b94e609bfdab8())
 	return swig_r
 }
 
 var BITT_VERSION_NUMBER int = _swig_getBITT_VERSION_NUMBER()
 func Bitt_version() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_bitt_version_raw_cfc4578946c2e65b()
+	swig_r_p := C._wrap_bitt_version_raw_707b94e609bfdab8()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -824,7 +824,7 @@ func Bitt_version() (_swig_ret string) {
 
 func Bitt_version_number() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_bitt_version_number_raw_cfc4578946c2e65b())
+	swig_r = (int)(C._wrap_bitt_version_number_raw_707b94e609bfdab8())
 	return swig_r
 }
 
@@ -851,7 +851,7 @@ const BITT_ECANCELED int = -16
 func Bitt_strerror(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_bitt_strerror_raw_cfc4578946c2e65b(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_bitt_strerror_raw_707b94e609bfdab8(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -860,7 +860,7 @@ func Bitt_strerror(arg1 int) (_swig_ret string) {
 
 func Bitt_error_last() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_bitt_error_last_raw_cfc4578946c2e65b()
+	swig_r_p := C._wrap_bitt_error_last_raw_707b94e609bfdab8()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -869,12 +869,12 @@ func Bitt_error_last() (_swig_ret string) {
 
 func Bitt_error_last_code() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_bitt_error_last_code_raw_cfc4578946c2e65b())
+	swig_r = (int)(C._wrap_bitt_error_last_code_raw_707b94e609bfdab8())
 	return swig_r
 }
 
 func Bitt_error_clear() {
-	C._wrap_bitt_error_clear_raw_cfc4578946c2e65b()
+	C._wrap_bitt_error_clear_raw_707b94e609bfdab8()
 }
 
 const BITT_TUPLE_BYTES int = 1
@@ -885,14 +885,14 @@ const BITT_TUPLE_BOOL int = 5
 func Bitt_store_migrate(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_store_migrate_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_store_migrate_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Bitt_store_backend(arg1 uintptr) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_bitt_store_backend_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_bitt_store_backend_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -903,7 +903,7 @@ func Bitt_clock_set_manual(arg1 uintptr, arg2 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_set_manual_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), C.swig_type_63(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_set_manual_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_type_63(_swig_i_1)))
 	return swig_r
 }
 
@@ -911,14 +911,14 @@ func Bitt_clock_advance(arg1 uintptr, arg2 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_advance_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), C.swig_type_64(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_advance_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_type_64(_swig_i_1)))
 	return swig_r
 }
 
 func Bitt_clock_use_system(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_clock_use_system_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_clock_use_system_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -926,7 +926,7 @@ func Bitt_clock_now(arg1 uintptr, arg2 *int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_now_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_now_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -937,7 +937,7 @@ const BITT_TTL_NONE int = 0
 const BITT_KEY_SIZE_MAX int = 2400
 func _swig_getBITT_VALUE_SIZE_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_BITT_VALUE_SIZE_MAX_raw_cfc4578946c2e65b())
+	swig_r = (int)(C._wrap_BITT_VALUE_SIZE_MAX_raw_707b94e609bfdab8())
 	return swig_r
 }
 
@@ -952,7 +952,7 @@ func Bitt_kv_get(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_kv_get_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_65)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_66)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_kv_get_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_65)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_66)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -970,7 +970,7 @@ func Bitt_kv_set(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64, a
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_set_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_69(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_set_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_69(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -984,7 +984,7 @@ func Bitt_kv_delete(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_kv_delete_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_70)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_kv_delete_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_70)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -999,7 +999,7 @@ func Bitt_kv_add(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64, a
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_add_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_71)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_72)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_73(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_add_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_71)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_72)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_73(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1014,7 +1014,7 @@ func Bitt_kv_take(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_kv_take_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_74)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_kv_take_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_74)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1032,7 +1032,7 @@ func Bitt_kv_increment(arg1 uintptr, arg2 []byte, arg3 int64, arg4 int64, arg5 *
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_increment_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_76)(unsafe.Pointer(&_swig_i_1)), C.swig_type_77(_swig_i_2), C.swig_type_78(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_increment_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_76)(unsafe.Pointer(&_swig_i_1)), C.swig_type_77(_swig_i_2), C.swig_type_78(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1044,7 +1044,7 @@ func Bitt_kv_purge_expired(arg1 uintptr, arg2 *uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_kv_purge_expired_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_kv_purge_expired_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -1053,7 +1053,7 @@ func Bitt_txn_check(arg1 uintptr, arg2 []byte, arg3 uint64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_check_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_79)(unsafe.Pointer(&_swig_i_1)), C.swig_type_80(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_check_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_79)(unsafe.Pointer(&_swig_i_1)), C.swig_type_80(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1067,7 +1067,7 @@ func Bitt_txn_set(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64) 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_txn_set_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_81)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_83(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_txn_set_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_81)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_83(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1081,7 +1081,7 @@ func Bitt_txn_delete(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_delete_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_txn_delete_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1093,7 +1093,7 @@ func Bitt_txn_sum(arg1 uintptr, arg2 []byte, arg3 int64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_sum_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_1)), C.swig_type_86(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_sum_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_1)), C.swig_type_86(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1104,7 +1104,7 @@ func Bitt_txn_commit(arg1 uintptr, arg2 *uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_commit_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_txn_commit_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -1112,30 +1112,30 @@ const BITT_NAME_MAX int = 255
 func Bitt_cancel_new(arg1 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_cancel_new_raw_cfc4578946c2e65b(C.swig_voidp(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_cancel_new_raw_707b94e609bfdab8(C.swig_voidp(_swig_i_0)))
 	return swig_r
 }
 
 func Bitt_cancel_fire(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_cancel_fire_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_cancel_fire_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_cancel_fired(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_cancel_fired_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_cancel_fired_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Bitt_cancel_reset(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_cancel_reset_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_cancel_reset_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_cancel_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_cancel_free_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_cancel_free_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 const BITT_DEQUEUE_MAX int = 1000
@@ -1149,7 +1149,7 @@ func Bitt_queue_ack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_ack_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_87)(unsafe.Pointer(&_swig_i_1)), C.swig_type_88(_swig_i_2), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_ack_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_87)(unsafe.Pointer(&_swig_i_1)), C.swig_type_88(_swig_i_2), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1166,7 +1166,7 @@ func Bitt_queue_ack_many(arg1 uintptr, arg2 string, arg3 []byte, arg4 []int32) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_ack_many_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_90)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_91)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_92)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_ack_many_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_90)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_91)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_92)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1187,7 +1187,7 @@ func Bitt_queue_nack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5 [
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_queue_nack_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_1)), C.swig_type_94(_swig_i_2), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_96)(unsafe.Pointer(&_swig_i_4)), C.swig_type_97(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_queue_nack_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_1)), C.swig_type_94(_swig_i_2), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_96)(unsafe.Pointer(&_swig_i_4)), C.swig_type_97(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1207,7 +1207,7 @@ func Bitt_queue_extend(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_extend_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_1)), C.swig_type_99(_swig_i_2), *(*C.swig_type_100)(unsafe.Pointer(&_swig_i_3)), C.swig_type_101(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_queue_extend_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_1)), C.swig_type_99(_swig_i_2), *(*C.swig_type_100)(unsafe.Pointer(&_swig_i_3)), C.swig_type_101(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1224,7 +1224,7 @@ func Bitt_queue_snooze(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_snooze_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_1)), C.swig_type_103(_swig_i_2), *(*C.swig_type_104)(unsafe.Pointer(&_swig_i_3)), C.swig_type_105(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_queue_snooze_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_1)), C.swig_type_103(_swig_i_2), *(*C.swig_type_104)(unsafe.Pointer(&_swig_i_3)), C.swig_type_105(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1245,7 +1245,7 @@ func Bitt_queue_get(arg1 uintptr, arg2 string, arg3 uint64, arg4 []byte) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_get_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_106)(unsafe.Pointer(&_swig_i_1)), C.swig_type_107(_swig_i_2), *(*C.swig_type_108)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_get_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_106)(unsafe.Pointer(&_swig_i_1)), C.swig_type_107(_swig_i_2), *(*C.swig_type_108)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1260,7 +1260,7 @@ func Bitt_queue_cancel(arg1 uintptr, arg2 string, arg3 uint64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_queue_cancel_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_1)), C.swig_type_110(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_queue_cancel_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_1)), C.swig_type_110(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1273,7 +1273,7 @@ func Bitt_queue_reschedule(arg1 uintptr, arg2 string, arg3 uint64, arg4 int64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_reschedule_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_111)(unsafe.Pointer(&_swig_i_1)), C.swig_type_112(_swig_i_2), C.swig_type_113(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_reschedule_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_111)(unsafe.Pointer(&_swig_i_1)), C.swig_type_112(_swig_i_2), C.swig_type_113(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1288,7 +1288,7 @@ func Bitt_queue_ack_result(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_queue_ack_result_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_114)(unsafe.Pointer(&_swig_i_1)), C.swig_type_115(_swig_i_2), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_4)), C.swig_intgo(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_queue_ack_result_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_114)(unsafe.Pointer(&_swig_i_1)), C.swig_type_115(_swig_i_2), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_4)), C.swig_intgo(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1308,7 +1308,7 @@ func Bitt_queue_dead_list(arg1 uintptr, arg2 string, arg3 uint64, arg4 uint, arg
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_dead_list_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_118)(unsafe.Pointer(&_swig_i_1)), C.swig_type_119(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_queue_dead_list_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_118)(unsafe.Pointer(&_swig_i_1)), C.swig_type_119(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1324,7 +1324,7 @@ func Bitt_queue_dead_retry(arg1 uintptr, arg2 string, arg3 uint64, arg4 *uint64)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_dead_retry_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_121)(unsafe.Pointer(&_swig_i_1)), C.swig_type_122(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_dead_retry_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_121)(unsafe.Pointer(&_swig_i_1)), C.swig_type_122(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1337,7 +1337,7 @@ func Bitt_queue_dead_delete(arg1 uintptr, arg2 string, arg3 uint64, arg4 *uint64
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_dead_delete_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_123)(unsafe.Pointer(&_swig_i_1)), C.swig_type_124(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_dead_delete_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_123)(unsafe.Pointer(&_swig_i_1)), C.swig_type_124(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1351,7 +1351,7 @@ func Bitt_txn_queue_ack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_queue_ack_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_125)(unsafe.Pointer(&_swig_i_1)), C.swig_type_126(_swig_i_2), *(*C.swig_type_127)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_txn_queue_ack_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_125)(unsafe.Pointer(&_swig_i_1)), C.swig_type_126(_swig_i_2), *(*C.swig_type_127)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1369,7 +1369,7 @@ func Bitt_txn_queue_nack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, ar
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_txn_queue_nack_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_128)(unsafe.Pointer(&_swig_i_1)), C.swig_type_129(_swig_i_2), *(*C.swig_type_130)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_131)(unsafe.Pointer(&_swig_i_4)), C.swig_type_132(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_nack_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_128)(unsafe.Pointer(&_swig_i_1)), C.swig_type_129(_swig_i_2), *(*C.swig_type_130)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_131)(unsafe.Pointer(&_swig_i_4)), C.swig_type_132(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1389,7 +1389,7 @@ func Bitt_txn_queue_snooze(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_txn_queue_snooze_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_133)(unsafe.Pointer(&_swig_i_1)), C.swig_type_134(_swig_i_2), *(*C.swig_type_135)(unsafe.Pointer(&_swig_i_3)), C.swig_type_136(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_snooze_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_133)(unsafe.Pointer(&_swig_i_1)), C.swig_type_134(_swig_i_2), *(*C.swig_type_135)(unsafe.Pointer(&_swig_i_3)), C.swig_type_136(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1406,7 +1406,7 @@ func Bitt_txn_queue_extend(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_txn_queue_extend_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_137)(unsafe.Pointer(&_swig_i_1)), C.swig_type_138(_swig_i_2), *(*C.swig_type_139)(unsafe.Pointer(&_swig_i_3)), C.swig_type_140(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_extend_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_137)(unsafe.Pointer(&_swig_i_1)), C.swig_type_138(_swig_i_2), *(*C.swig_type_139)(unsafe.Pointer(&_swig_i_3)), C.swig_type_140(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1421,7 +1421,7 @@ func Bitt_txn_queue_cancel(arg1 uintptr, arg2 string, arg3 uint64) (_swig_ret in
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_queue_cancel_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_141)(unsafe.Pointer(&_swig_i_1)), C.swig_type_142(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_cancel_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_141)(unsafe.Pointer(&_swig_i_1)), C.swig_type_142(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1434,7 +1434,7 @@ func Bitt_txn_queue_reschedule(arg1 uintptr, arg2 string, arg3 uint64, arg4 int6
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_queue_reschedule_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_143)(unsafe.Pointer(&_swig_i_1)), C.swig_type_144(_swig_i_2), C.swig_type_145(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_reschedule_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_143)(unsafe.Pointer(&_swig_i_1)), C.swig_type_144(_swig_i_2), C.swig_type_145(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1449,7 +1449,7 @@ func Bitt_txn_queue_ack_result(arg1 uintptr, arg2 string, arg3 uint64, arg4 stri
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_txn_queue_ack_result_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_146)(unsafe.Pointer(&_swig_i_1)), C.swig_type_147(_swig_i_2), *(*C.swig_type_148)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_149)(unsafe.Pointer(&_swig_i_4)), C.swig_intgo(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_ack_result_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_146)(unsafe.Pointer(&_swig_i_1)), C.swig_type_147(_swig_i_2), *(*C.swig_type_148)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_149)(unsafe.Pointer(&_swig_i_4)), C.swig_intgo(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1470,7 +1470,7 @@ func Bitt_lease_acquire(arg1 uintptr, arg2 string, arg3 string, arg4 int64, arg5
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_lease_acquire_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_150)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_151)(unsafe.Pointer(&_swig_i_2)), C.swig_type_152(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_lease_acquire_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_150)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_151)(unsafe.Pointer(&_swig_i_2)), C.swig_type_152(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1488,7 +1488,7 @@ func Bitt_lease_renew(arg1 uintptr, arg2 string, arg3 string, arg4 uint64, arg5 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_lease_renew_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_153)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_154)(unsafe.Pointer(&_swig_i_2)), C.swig_type_155(_swig_i_3), C.swig_type_156(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_lease_renew_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_153)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_154)(unsafe.Pointer(&_swig_i_2)), C.swig_type_155(_swig_i_3), C.swig_type_156(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1504,7 +1504,7 @@ func Bitt_lease_release(arg1 uintptr, arg2 string, arg3 string, arg4 uint64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_lease_release_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_157)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_158)(unsafe.Pointer(&_swig_i_2)), C.swig_type_159(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_lease_release_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_157)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_158)(unsafe.Pointer(&_swig_i_2)), C.swig_type_159(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1521,7 +1521,7 @@ func Bitt_lease_get(arg1 uintptr, arg2 string, arg3 []byte, arg4 *uint64, arg5 *
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_lease_get_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_160)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_161)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_lease_get_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_160)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_161)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1537,7 +1537,7 @@ func Bitt_txn_fence(arg1 uintptr, arg2 string, arg3 string, arg4 uint64) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_fence_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_162)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_163)(unsafe.Pointer(&_swig_i_2)), C.swig_type_164(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_fence_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_162)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_163)(unsafe.Pointer(&_swig_i_2)), C.swig_type_164(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1555,7 +1555,7 @@ func Bitt_txn_outbox_append(arg1 uintptr, arg2 string, arg3 []byte, arg4 int) (_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_outbox_append_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_165)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_166)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_outbox_append_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_165)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_166)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1572,7 +1572,7 @@ func Bitt_outbox_append(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 *
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_append_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_167)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_168)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_outbox_append_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_167)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_168)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1588,7 +1588,7 @@ func Bitt_outbox_pending(arg1 uintptr, arg2 string, arg3 uint, arg4 []byte) (_sw
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_pending_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_169)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_170)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_outbox_pending_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_169)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_170)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1604,7 +1604,7 @@ func Bitt_outbox_ack(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_ack_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_171)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_172)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_ack_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_171)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_172)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1621,7 +1621,7 @@ func Bitt_outbox_fail(arg1 uintptr, arg2 string, arg3 uint64, arg4 []byte, arg5 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_fail_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_173)(unsafe.Pointer(&_swig_i_1)), C.swig_type_174(_swig_i_2), *(*C.swig_type_175)(unsafe.Pointer(&_swig_i_3)), C.swig_type_176(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_outbox_fail_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_173)(unsafe.Pointer(&_swig_i_1)), C.swig_type_174(_swig_i_2), *(*C.swig_type_175)(unsafe.Pointer(&_swig_i_3)), C.swig_type_176(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1638,7 +1638,7 @@ func Bitt_outbox_park(arg1 uintptr, arg2 string, arg3 uint64, arg4 int, arg5 []b
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_park_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_1)), C.swig_type_178(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_179)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_outbox_park_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_1)), C.swig_type_178(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_179)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1655,7 +1655,7 @@ func Bitt_outbox_parked(arg1 uintptr, arg2 string, arg3 int, arg4 uint, arg5 []b
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_parked_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_180)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_181)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_outbox_parked_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_180)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_181)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1671,7 +1671,7 @@ func Bitt_outbox_retry(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_retry_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_182)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_183)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_retry_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_182)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_183)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1687,7 +1687,7 @@ func Bitt_outbox_discard(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_discard_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_184)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_185)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_discard_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_184)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_185)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1703,7 +1703,7 @@ func Bitt_outbox_counts(arg1 uintptr, arg2 string, arg3 *uint64, arg4 *uint64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_counts_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_186)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_counts_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_186)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1715,7 +1715,7 @@ func Bitt_pubsub_publish(arg1 uintptr, arg2 string, arg3 []byte) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_publish_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_187)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_188)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_pubsub_publish_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_187)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_188)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1730,7 +1730,7 @@ func Bitt_pubsub_next(arg1 uintptr, arg2 int64, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_next_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), C.swig_type_189(_swig_i_1), *(*C.swig_type_190)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_pubsub_next_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_type_189(_swig_i_1), *(*C.swig_type_190)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1743,7 +1743,7 @@ func Bitt_pubsub_next_cancel(arg1 uintptr, arg2 int64, arg3 uintptr, arg4 []byte
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_pubsub_next_cancel_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), C.swig_type_191(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_192)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_pubsub_next_cancel_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_type_191(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_192)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg4
 	}
@@ -1759,7 +1759,7 @@ func Bitt_budget_take(arg1 uintptr, arg2 string, arg3 int64, arg4 int64, arg5 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bitt_budget_take_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_193)(unsafe.Pointer(&_swig_i_1)), C.swig_type_194(_swig_i_2), C.swig_type_195(_swig_i_3), C.swig_type_196(_swig_i_4), C.swig_type_197(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int)(C._wrap_bitt_budget_take_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_193)(unsafe.Pointer(&_swig_i_1)), C.swig_type_194(_swig_i_2), C.swig_type_195(_swig_i_3), C.swig_type_196(_swig_i_4), C.swig_type_197(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1775,7 +1775,7 @@ func Bitt_schedule_upsert(arg1 uintptr, arg2 string, arg3 int64, arg4 []byte, ar
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_schedule_upsert_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_198)(unsafe.Pointer(&_swig_i_1)), C.swig_type_199(_swig_i_2), *(*C.swig_type_200)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_type_201(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_schedule_upsert_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_198)(unsafe.Pointer(&_swig_i_1)), C.swig_type_199(_swig_i_2), *(*C.swig_type_200)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_type_201(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1790,7 +1790,7 @@ func Bitt_schedule_claim(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_schedule_claim_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_202)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_203)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_schedule_claim_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_202)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_203)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1805,7 +1805,7 @@ func Bitt_schedule_get(arg1 uintptr, arg2 string, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_schedule_get_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_204)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_205)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_schedule_get_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_204)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_205)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1819,7 +1819,7 @@ func Bitt_schedule_delete(arg1 uintptr, arg2 string) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_schedule_delete_raw_cfc4578946c2e65b(C.uintptr_t(_swig_i_0), *(*C.swig_type_206)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_schedule_delete_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_206)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
