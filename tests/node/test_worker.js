@@ -285,9 +285,14 @@ for (const [backend, url] of URLS) {
     const id = await a.queue.enqueue('stall', 'job');
     let signal = null;
     let returned = false;
+    // The handler is held until the test has taken the message: a handler
+    // that returned at the abort would free the worker to claim it again
+    // before the test's dequeue does.
+    const taken = gate();
     const w = new bitt.Worker(a, 'stall', async (m, ctx) => {
       signal = ctx.signal;
       await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
+      await taken;
       returned = true;
       return 'late';
     }, { lease: 1000, heartbeat: 10, wait: 100 });
@@ -297,6 +302,7 @@ for (const [backend, url] of URLS) {
     await until(() => signal !== null, 'the handler');
     await a.clock.advance(2000); // past the lease: every renewal from now on is refused
     const [stolen] = await a.queue.dequeue('stall', { lease: LONG });
+    taken.open();
     assert.deepEqual([stolen.id, stolen.attempts], [id, 2]);
     await until(() => stalled.length === 1, 'the stall');
     assert.ok(signal.aborted);

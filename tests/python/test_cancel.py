@@ -273,3 +273,13 @@ def test_aio_consume_iterates_and_gives_back_on_exit(url):
             assert (await s.queue.stats("empty")).pending == 1
             await c.aclose()
     arun(main())
+
+
+def test_a_token_can_be_waited_on():
+    tok = bitt.CancelToken()
+    assert tok.wait(0) is False
+    r = in_thread(lambda: tok.wait(GUARD))
+    tok.cancel()
+    assert r.result() is True and tok.wait() is True
+    tok.reset()
+    assert tok.wait(0) is False and not tok.cancelled
