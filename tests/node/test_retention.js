@@ -27,9 +27,10 @@ const server = (env, opt) => (ns) => {
   const base = process.env[env];
   return `${base}${base.includes('?') ? '&' : '?'}${opt}=node_ret_${ns}_${process.pid}&${KEEP}`;
 };
-// The backends with ops version 7 (postgres joins when it has them).
+// Every backend the run has (all four implement retention and cron).
 const URLS = [['memory', () => `memory:?${KEEP}`], ['sqlite', (ns) => `sqlite:${tmp}/${ns}.db?${KEEP}`]]
   .filter(([b]) => wanted(b));
+if (wanted('postgres') && process.env.BITT_TEST_POSTGRES_URL) URLS.push(['postgres', server('BITT_TEST_POSTGRES_URL', 'schema')]);
 if (wanted('redis') && process.env.BITT_TEST_REDIS_URL) URLS.push(['redis', server('BITT_TEST_REDIS_URL', 'prefix')]);
 
 async function until(pred, what) {
