@@ -514,7 +514,7 @@ static tally run_processes(const char *url, uint32_t batch, int workers)
  * taken by another), but every dequeued job was acked. */
 static void check_settled(bitt_store *s)
 {
-    bitt_queue_stats st = {BITT_QUEUE_STATS_VERSION, 0, 0, 0, 0, 0};
+    bitt_queue_stats st = {.version = BITT_QUEUE_STATS_VERSION};
     check(bitt_queue_stats_get(s, TOPIC, &st), "stats");
     if (st.processing || st.dead || st.delayed)
         die("after the run", "a delivery was left unacked");

@@ -206,12 +206,15 @@ static PyObject *bittw_entry_tuple(const bitt_entry *e)
 }
 
 /* (id, topic, payload, kind, token, attempts, max_attempts, last_error,
- *  created_at, due_at, failed_at, park_reason, state, priority) */
+ *  created_at, due_at, failed_at, park_reason, state, priority, done_at,
+ *  result (None: none), result_kind (-1: none)) */
 static PyObject *bittw_message_tuple(const bitt_message *m)
 {
-    size_t pl = 0;
+    size_t pl = 0, rl = 0;
     const uint8_t *p = bitt_message_payload(m, &pl);
-    return Py_BuildValue("(KNNiNIINLLLiii)", (unsigned long long)bitt_message_id(m),
+    const uint8_t *r = bitt_message_result(m, &rl);
+    PyObject *res = r ? bittw_bytes(r, rl) : (Py_INCREF(Py_None), Py_None);
+    return Py_BuildValue("(KNNiNIINLLLiiiLNi)", (unsigned long long)bitt_message_id(m),
                          bittw_str_or_none(bitt_message_topic(m)), bittw_bytes(p, pl),
                          bitt_message_kind(m), bittw_str_or_none(bitt_message_token(m)),
                          (unsigned int)bitt_message_attempts(m),
@@ -219,7 +222,8 @@ static PyObject *bittw_message_tuple(const bitt_message *m)
                          bittw_str_or_none(bitt_message_last_error(m)),
                          (long long)bitt_message_created_at(m), (long long)bitt_message_due_at(m),
                          (long long)bitt_message_failed_at(m), bitt_message_park_reason(m),
-                         bitt_message_state(m), (int)bitt_message_priority(m));
+                         bitt_message_state(m), (int)bitt_message_priority(m),
+                         (long long)bitt_message_done_at(m), res, bitt_message_result_kind(m));
 }
 
 static PyObject *bittw_messages_list(const bitt_messages *ms)
@@ -246,15 +250,19 @@ static PyObject *bittw_messages_list(const bitt_messages *ms)
     return list;
 }
 
-/* (key, interval, payload, kind, next_run_at, occurrence) */
+/* (key, interval, payload, kind, next_run_at, occurrence, cron, topic,
+ *  message_id): cron and topic None when none */
 static PyObject *bittw_schedule_tuple(const bitt_schedule *s)
 {
     size_t pl = 0;
     const uint8_t *p = bitt_schedule_payload(s, &pl);
-    return Py_BuildValue("(NLNiLL)", bittw_str_or_none(bitt_schedule_key(s)),
+    return Py_BuildValue("(NLNiLLNNK)", bittw_str_or_none(bitt_schedule_key(s)),
                          (long long)bitt_schedule_interval(s), bittw_bytes(p, pl),
                          bitt_schedule_kind(s), (long long)bitt_schedule_next_run_at(s),
-                         (long long)bitt_schedule_occurrence(s));
+                         (long long)bitt_schedule_occurrence(s),
+                         bittw_str_or_none(bitt_schedule_cron(s)),
+                         bittw_str_or_none(bitt_schedule_topic(s)),
+                         (unsigned long long)bitt_schedule_message_id(s));
 }
 
 /* A sequence of uint64 (None gives NULL with count 0). */
@@ -664,6 +672,8 @@ BITTW_STORE_CALL(bittw_schedule_list)
 BITTW_STORE_CALL(bitt_queue_snooze)
 BITTW_STORE_CALL(bittw_queue_enqueue2) BITTW_STORE_CALL(bitt_queue_get)
 BITTW_STORE_CALL(bitt_queue_cancel) BITTW_STORE_CALL(bitt_queue_reschedule)
+BITTW_STORE_CALL(bitt_queue_ack_result) BITTW_STORE_CALL(bitt_queue_purge)
+BITTW_STORE_CALL(bittw_schedule_set)
 /* The waits: always released when they may wait. */
 BITTW_RELEASE_IF(bittw_queue_dequeue, arg5 > 0 || box1->release)
 BITTW_RELEASE_IF(bittw_queue_dequeue_cancel, arg5 > 0 || box1->release)
@@ -692,6 +702,9 @@ BITTW_RELEASE_IF(bitt_pubsub_next_cancel, arg2 > 0 || box1->release)
 }
 %typemap(in) (const void *prefix, size_t prefix_len) = (const void *dedup, size_t dedup_len);
 %typemap(freearg) (const void *prefix, size_t prefix_len) = (const void *dedup, size_t dedup_len);
+/* An ack's result: a byte buffer, or None for none (NULL, 0). */
+%typemap(in) (const void *result, size_t result_len) = (const void *dedup, size_t dedup_len);
+%typemap(freearg) (const void *result, size_t result_len) = (const void *dedup, size_t dedup_len);
 %typemap(in) (const void *start, size_t start_len) = (const void *dedup, size_t dedup_len);
 %typemap(freearg) (const void *start, size_t start_len) = (const void *dedup, size_t dedup_len);
 %typemap(in) (const void *end, size_t end_len) = (const void *dedup, size_t dedup_len);
@@ -748,17 +761,17 @@ BITTW_RELEASE_IF(bitt_pubsub_next_cancel, arg2 > 0 || box1->release)
   free(views$argnum); free(ptrs$argnum); free(lens$argnum);
 }
 
-/* Stats out: (pending, delayed, processing, dead, oldest_pending_at). */
+/* Stats out: (pending, delayed, processing, dead, oldest_pending_at, done). */
 %typemap(in, numinputs=0) bitt_queue_stats *stats_out (bitt_queue_stats tmp) {
   memset(&tmp, 0, sizeof tmp);
   tmp.version = BITT_QUEUE_STATS_VERSION;
   $1 = &tmp;
 }
 %typemap(argout) bitt_queue_stats *stats_out {
-  PyObject *st_ = Py_BuildValue("(KKKKL)",
+  PyObject *st_ = Py_BuildValue("(KKKKLK)",
       (unsigned long long)$1->pending, (unsigned long long)$1->delayed,
       (unsigned long long)$1->processing, (unsigned long long)$1->dead,
-      (long long)$1->oldest_pending_at);
+      (long long)$1->oldest_pending_at, (unsigned long long)$1->done);
   %append_output(st_);
 }
 
@@ -1051,6 +1064,8 @@ BITTW_JS_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
   $1 = ($1_ltype)p;
 }
 %typemap(in) (const void *prefix, size_t prefix_len) = (const void *dedup, size_t dedup_len);
+/* an ack's result: a Buffer, or null for none (NULL, 0) */
+%typemap(in) (const void *result, size_t result_len) = (const void *dedup, size_t dedup_len);
 %typemap(in) (const void *start, size_t start_len) = (const void *dedup, size_t dedup_len);
 %typemap(in) (const void *end, size_t end_len) = (const void *dedup, size_t dedup_len);
 
@@ -1409,6 +1424,31 @@ int bittw_schedule_list(bitt_store *store, bitt_schedule ***list_out, size_t *co
     return bitt_schedule_list(store, list_out, count_out);
 }
 %}
+
+#if defined(SWIGPYTHON) || defined(SWIGJAVASCRIPT)
+%inline %{
+/* bitt_schedule_set with its options as arguments (cron, topic: NULL for
+ * none), so that no options struct crosses into the language. */
+int bittw_schedule_set(bitt_store *store, const char *key, int64_t interval_ms,
+                       const void *payload, size_t payload_len, int kind, const char *cron,
+                       int64_t first_run_at, const char *topic, uint32_t max_attempts,
+                       int32_t priority)
+{
+    bitt_schedule_options o = BITT_SCHEDULE_OPTIONS_INIT;
+    o.cron = cron;
+    o.first_run_at = first_run_at;
+    o.topic = topic;
+    o.max_attempts = max_attempts;
+    o.priority = priority;
+    return bitt_schedule_set(store, key, interval_ms, payload, payload_len, kind, &o);
+}
+%}
+/* Replaced by bittw_schedule_set, and read into the schedule's tuple/object. */
+%ignore bitt_schedule_set;
+%ignore bitt_schedule_options;
+%ignore bitt_schedule_options_init;
+%rename("$ignore", regextarget=1) "^bitt_schedule_(cron|topic|message_id)$";
+#endif
 
 /* ---- bitt.h itself ------------------------------------------------------ */
 /* Replaced by the box and the helpers above, or plain data accessors the

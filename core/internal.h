@@ -117,6 +117,11 @@ int bitt__url_check_all_used(const bitt_url *url);
 typedef struct bitt_limits {
     size_t max_key_size;
     size_t max_value_size;
+    /* queue retention (URL queue_done_retention, queue_dead_retention):
+     * > 0 keeps an acked message done this long / drops a dead letter this
+     * long after it died; 0 deletes at ack / keeps dead letters */
+    int64_t queue_done_retention_ms;
+    int64_t queue_dead_retention_ms;
 } bitt_limits;
 
 #define BITT_DEFAULT_MAX_KEY_SIZE 2048
@@ -203,11 +208,15 @@ enum bitt_op_type {
     /* append value/kind to outbox stream `name`; result id = its sequence */
     BITT_OP_OUTBOX_APPEND = 7,
     /* Delivery ops on message `id` of topic `name` with token `owner`: as
-     * queue_ack / queue_nack (error text in value, NULL = none; delay_ms,
+     * queue_ack / queue_nack (error text in aux, NUL-terminated, NULL =
+     * none; delay_ms,
      * < 0 = c->backoff) / queue_snooze (delay_ms) / queue_extend (ttl_ms =
      * the new lease), after the same sweep. Evaluated with the checks: a
      * message that is not processing with this token and a live lease
-     * fails the commit with BITT_ETOKEN (c->failed = its index). */
+     * fails the commit with BITT_ETOKEN (c->failed = its index).
+     * QUEUE_ACK (version 7): with limits->queue_done_retention_ms > 0 the
+     * message is kept done (done_at = now) with the result in value /
+     * value_len / kind (value NULL = none) instead of deleted. */
     BITT_OP_QUEUE_ACK = 8,
     BITT_OP_QUEUE_NACK = 9,
     BITT_OP_QUEUE_SNOOZE = 10,
@@ -217,7 +226,11 @@ enum bitt_op_type {
      * (a processing message whose lease ran out counts as pending) or
      * delayed. found = 1 when applied; otherwise nothing, and no failure. */
     BITT_OP_QUEUE_CANCEL = 12,
-    BITT_OP_QUEUE_RESCHEDULE = 13
+    BITT_OP_QUEUE_RESCHEDULE = 13,
+    /* schedule `name` must exist with next_run_at == delta (checked with
+     * the checks: BITT_ECONFLICT with c->failed otherwise); its next_run_at
+     * becomes delay_ms. Backend ops version 7. */
+    BITT_OP_SCHEDULE_ADVANCE = 14
 };
 
 typedef struct bitt_op {
@@ -294,6 +307,16 @@ int bitt__queue_op(const bitt_store *store, int type, const char *topic, uint64_
 /* A BITT_OP_QUEUE_* op, which a txn allows once per message id. */
 int bitt__op_is_queue_by_id(const bitt_op *op);
 
+/* The result an ack keeps with a done message (bitt_queue_ack_result). */
+typedef struct bitt_ack_result {
+    const void *value; /* NULL with len 0: none */
+    size_t len;
+    int kind;
+} bitt_ack_result;
+/* Checks r as a value of the store and puts it in the ack op (value,
+ * value_len, kind; value NULL for none). */
+int bitt__ack_result_op(const bitt_store *store, const bitt_ack_result *r, bitt_op *op);
+
 /* ---- messages (core/message.c) ----------------------------------------- */
 
 struct bitt_message {
@@ -312,6 +335,10 @@ struct bitt_message {
     int park_reason;
     int state;        /* queue: BITT_MSG_*; 0 elsewhere */
     int32_t priority; /* queue */
+    int64_t done_at;  /* queue, BITT_MSG_DONE: when acked */
+    uint8_t *result;  /* queue, BITT_MSG_DONE: the ack's result, NULL = none */
+    size_t result_len;
+    int result_kind;
 };
 
 /* Copies every string and the payload of *fields into one allocation (the
@@ -378,18 +405,41 @@ int64_t bitt__schedule_advance(int64_t next_run_at, int64_t interval_ms, int64_t
 
 struct bitt_schedule {
     char *key;
-    int64_t interval_ms;
+    int64_t interval_ms; /* 0 for a cron schedule */
     uint8_t *payload;
     size_t payload_len;
     int kind;
     int64_t next_run_at;
     int64_t occurrence;
+    char *cron;  /* NULL: an interval schedule */
+    char *topic; /* NULL: none */
+    uint32_t max_attempts;
+    int32_t priority;
+    uint64_t message_id; /* after a claim with a topic */
 };
+
+/* What a schedule is, as bitt_schedule_set gives it to a backend (every
+ * field checked and resolved: max_attempts >= 1, exactly one of
+ * interval_ms > 0 and cron). */
+typedef struct bitt_schedule_def {
+    const char *key;
+    int64_t interval_ms;
+    const char *cron;
+    const uint8_t *payload;
+    size_t payload_len;
+    int kind;
+    const char *topic;
+    uint32_t max_attempts;
+    int32_t priority;
+} bitt_schedule_def;
 
 /* One allocation holding key and payload copies; NULL on out of memory. */
 bitt_schedule *bitt__schedule_new(const char *key, int64_t interval_ms, const void *payload,
                                   size_t payload_len, int kind, int64_t next_run_at,
                                   int64_t occurrence);
+/* The same for every field of def (cron and topic copied too). */
+bitt_schedule *bitt__schedule_from_def(const bitt_schedule_def *def, int64_t next_run_at,
+                                       int64_t occurrence);
 
 /* A growable array of schedules, as bitt_schedule_list returns it. */
 typedef struct bitt_schedule_array {
@@ -399,6 +449,8 @@ typedef struct bitt_schedule_array {
 } bitt_schedule_array;
 
 int bitt__schedule_array_push(bitt_schedule_array *a, bitt_schedule *s);
+/* The store's backend has schedules (BITT_EINVAL for a NULL store). */
+int bitt__check_schedules(const bitt_store *store);
 
 /* ---- process-wide wake-ups for waits (core/notify.c) ------------------- */
 
@@ -600,9 +652,41 @@ typedef struct bitt_backend_ops {
      * The BITT_OP_QUEUE_* commit ops are also version 6. */
     int (*queue_get)(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t id,
                      bitt_message **out);
+
+    /* ---- version 7 ----------------------------------------------------
+     * Retention (limits->queue_done_retention_ms, queue_dead_retention_ms,
+     * from open). With done retention > 0, every ack (queue_ack,
+     * queue_ack_many, BITT_OP_QUEUE_ACK) keeps the message as done
+     * (done_at = now, the op's result) instead of deleting it. A done
+     * message is never claimed, holds no dedup key, is not cancelled or
+     * rescheduled (found 0), is not a dead letter; queue_get returns it
+     * (state BITT_MSG_DONE, done_at, result) and queue_stats counts it in
+     * done. Every queue call's sweep of its topic also deletes what
+     * queue_purge would there. purge: deletes the done messages with
+     * done_at <= now - done retention and, when dead retention > 0, the
+     * dead letters with failed_at <= now - dead retention, of topic (NULL:
+     * of every topic); *removed gets how many. */
+    int (*queue_purge)(bitt_backend *be, const bitt_time *t, const char *topic, uint64_t *removed);
+    /* Schedules with cron expressions and topics. set: creates or updates
+     * def's schedule storing every field of def; a new schedule, or one
+     * whose interval or cron text changed, gets next_run_at = first_run_at
+     * (resolved by the engine), any other keeps its next_run_at. due: the
+     * due schedule (next_run_at <= now) with the smallest (next_run_at,
+     * key) among keys starting with prefix ("" = all), read only: BITT_OK
+     * with *out or BITT_NOTFOUND. *out's occurrence carries the now it was
+     * judged due at (a server's own clock, or t->now), from which the engine
+     * works out the next occurrence; it claims it with a commit of
+     * BITT_OP_SCHEDULE_ADVANCE (and the topic's enqueue).
+     * schedule_get, schedule_list and due return every field of the def.
+     * From version 7 the engine calls neither schedule_upsert nor
+     * schedule_claim (a backend may leave them NULL). */
+    int (*schedule_set)(bitt_backend *be, const bitt_time *t, const bitt_schedule_def *def,
+                        int64_t first_run_at);
+    int (*schedule_due)(bitt_backend *be, const bitt_time *t, const char *prefix,
+                        bitt_schedule **out);
 } bitt_backend_ops;
 
-#define BITT_BACKEND_OPS_VERSION 6
+#define BITT_BACKEND_OPS_VERSION 7
 
 extern const bitt_backend_ops bitt__memory_backend;
 extern const bitt_backend_ops bitt__sqlite_backend;

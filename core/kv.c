@@ -57,6 +57,10 @@ int bitt__run_commit(bitt_store *store, bitt_op *ops, size_t count, uint64_t *ve
     if (sweep) {
         uint64_t removed;
         store->ops->kv_purge(store->be, &c.time, &removed);
+        /* and what outlived its queue retention, on every topic */
+        if (store->ops->queue_purge &&
+            (store->limits.queue_done_retention_ms || store->limits.queue_dead_retention_ms))
+            store->ops->queue_purge(store->be, &c.time, NULL, &removed);
         bitt__error_reset();
     }
     bitt__store_leave(store);

@@ -24,11 +24,13 @@ static char *place_text(char **cursor, const char *s)
 bitt_message *bitt__message_new(const bitt_message *f)
 {
     size_t extra = text_size(f->topic) + text_size(f->token) + text_size(f->last_error);
-    if (f->payload_len > SIZE_MAX / 2 || extra > SIZE_MAX / 4) {
+    size_t result_len = f->result ? f->result_len : 0;
+    if (f->payload_len > SIZE_MAX / 4 || result_len > SIZE_MAX / 4 || extra > SIZE_MAX / 4) {
         bitt__fail(BITT_ENOMEM, "message too large");
         return NULL;
     }
-    bitt_message *m = bitt__malloc(sizeof *m + f->payload_len + 1 + extra);
+    bitt_message *m =
+        bitt__malloc(sizeof *m + f->payload_len + 1 + extra + (f->result ? result_len + 1 : 0));
     if (!m) {
         bitt__fail(BITT_ENOMEM, "out of memory for a message of %zu bytes", f->payload_len);
         return NULL;
@@ -42,6 +44,15 @@ bitt_message *bitt__message_new(const bitt_message *f)
     m->topic = place_text(&cursor, f->topic);
     m->token = place_text(&cursor, f->token);
     m->last_error = place_text(&cursor, f->last_error);
+    m->result = NULL;
+    m->result_len = 0;
+    if (f->result) {
+        m->result = (uint8_t *)cursor;
+        if (result_len)
+            memcpy(m->result, f->result, result_len);
+        m->result[result_len] = '\0';
+        m->result_len = result_len;
+    }
     return m;
 }
 
@@ -115,6 +126,23 @@ int bitt_message_state(const bitt_message *m)
 int32_t bitt_message_priority(const bitt_message *m)
 {
     return m ? m->priority : 0;
+}
+
+int64_t bitt_message_done_at(const bitt_message *m)
+{
+    return m ? m->done_at : 0;
+}
+
+const uint8_t *bitt_message_result(const bitt_message *m, size_t *len)
+{
+    if (len)
+        *len = m && m->result ? m->result_len : 0;
+    return m ? m->result : NULL;
+}
+
+int bitt_message_result_kind(const bitt_message *m)
+{
+    return m && m->result ? m->result_kind : -1;
 }
 
 void bitt_message_free(bitt_message *m)

@@ -468,8 +468,8 @@ int bitt_queue_stats_get(bitt_store *store, const char *topic, bitt_queue_stats 
     int rc = check_topic(store, topic);
     if (rc)
         return rc;
-    if (!out || out->version != BITT_QUEUE_STATS_VERSION)
-        return bitt__fail(BITT_EINVAL, "stats out must be a bitt_queue_stats with version %d",
+    if (!out || out->version < 1 || out->version > BITT_QUEUE_STATS_VERSION)
+        return bitt__fail(BITT_EINVAL, "stats out must be a bitt_queue_stats with version 1 to %d",
                           BITT_QUEUE_STATS_VERSION);
     if (!store->ops->queue_stats)
         return bitt__unsupported(store, "queues");
@@ -478,7 +478,9 @@ int bitt_queue_stats_get(bitt_store *store, const char *topic, bitt_queue_stats 
     bitt__store_enter(store, &t);
     rc = store->ops->queue_stats(store->be, &t, topic, &stats);
     bitt__store_leave(store);
+    /* a version-1 caller's struct ends before done */
     if (!rc)
-        *out = stats;
+        memcpy(out, &stats,
+               out->version == 1 ? offsetof(bitt_queue_stats, done) : sizeof(bitt_queue_stats));
     return rc;
 }

@@ -67,6 +67,19 @@ int bitt__queue_op(const bitt_store *store, int type, const char *topic, uint64_
     return BITT_OK;
 }
 
+int bitt__ack_result_op(const bitt_store *store, const bitt_ack_result *r, bitt_op *op)
+{
+    if (!r->value && !r->len)
+        return BITT_OK;
+    int rc = bitt__check_value(store, r->kind, r->value, r->len);
+    if (rc)
+        return rc;
+    op->value = r->value;
+    op->value_len = r->len;
+    op->kind = r->kind;
+    return BITT_OK;
+}
+
 int bitt__op_is_queue_by_id(const bitt_op *op)
 {
     return op->type >= BITT_OP_QUEUE_ACK && op->type <= BITT_OP_QUEUE_RESCHEDULE;
@@ -109,6 +122,43 @@ int bitt_queue_cancel(bitt_store *store, const char *topic, uint64_t id)
 int bitt_queue_reschedule(bitt_store *store, const char *topic, uint64_t id, int64_t delay_ms)
 {
     return by_id_write(store, BITT_OP_QUEUE_RESCHEDULE, topic, id, delay_ms);
+}
+
+int bitt_queue_ack_result(bitt_store *store, const char *topic, uint64_t id, const char *token,
+                          const void *result, size_t result_len, int kind)
+{
+    bitt__error_reset();
+    if (!store)
+        return bitt__fail(BITT_EINVAL, "store must not be NULL");
+    bitt_op op;
+    char *clean;
+    bitt_ack_result r = {result, result_len, kind};
+    int rc = bitt__queue_op(store, BITT_OP_QUEUE_ACK, topic, id, token, NULL, 0, &op, &clean);
+    if (!rc)
+        rc = bitt__ack_result_op(store, &r, &op);
+    return rc ? rc : bitt__run_commit(store, &op, 1, NULL);
+}
+
+int bitt_queue_purge(bitt_store *store, const char *topic, uint64_t *removed_out)
+{
+    bitt__error_reset();
+    if (removed_out)
+        *removed_out = 0;
+    if (!store)
+        return bitt__fail(BITT_EINVAL, "store must not be NULL");
+    int rc = topic ? bitt__check_name(topic, "topic") : BITT_OK;
+    if (rc)
+        return rc;
+    if (!store->ops->queue_purge)
+        return bitt__unsupported(store, "queue retention");
+    uint64_t removed = 0;
+    bitt_time t;
+    bitt__store_enter(store, &t);
+    rc = store->ops->queue_purge(store->be, &t, topic, &removed);
+    bitt__store_leave(store);
+    if (!rc && removed_out)
+        *removed_out = removed;
+    return rc;
 }
 
 int bitt_queue_get(bitt_store *store, const char *topic, uint64_t id, bitt_message **out)

@@ -58,6 +58,13 @@ static int read_module_options(bitt_url *url, bitt_store *store)
     if (!rc)
         rc = bitt__url_param_int(url, "pubsub_retention", 1, BITT_MAX_DURATION_MS,
                                  DEFAULT_PUBSUB_RETENTION_MS, &store->pubsub_retention_ms);
+    /* 0: an acked message is deleted at once; a dead letter stays */
+    if (!rc)
+        rc = bitt__url_param_int(url, "queue_done_retention", 0, BITT_MAX_DURATION_MS, 0,
+                                 &store->limits.queue_done_retention_ms);
+    if (!rc)
+        rc = bitt__url_param_int(url, "queue_dead_retention", 0, BITT_MAX_DURATION_MS, 0,
+                                 &store->limits.queue_dead_retention_ms);
     return rc;
 }
 
@@ -135,6 +142,10 @@ int bitt_store_open(const char *url_text, bitt_store **out)
 #endif
         if (!rc)
             rc = bitt__url_check_all_used(&url);
+        if (!rc && !store->ops->queue_purge &&
+            (store->limits.queue_done_retention_ms || store->limits.queue_dead_retention_ms))
+            rc = bitt__unsupported(store, "queue retention (queue_done_retention, "
+                                          "queue_dead_retention)");
         if (!rc && auto_migrate)
             rc = store->ops->migrate(store->be);
         if (rc) {

@@ -219,7 +219,7 @@ int bitt_txn_outbox_append(bitt_txn *txn, const char *stream, const void *event,
  * backends judge every delivery op against the message as it was before
  * the commit, which is only exact when no other op of the commit moved it. */
 static int queue_by_id(bitt_txn *txn, int type, const char *topic, uint64_t id, const char *token,
-                       const char *error, int64_t ms)
+                       const char *error, int64_t ms, const bitt_ack_result *result)
 {
     bitt__error_reset();
     bitt_op op;
@@ -227,6 +227,8 @@ static int queue_by_id(bitt_txn *txn, int type, const char *topic, uint64_t id, 
     int rc = open_for_ops(txn);
     if (!rc)
         rc = bitt__queue_op(txn->store, type, topic, id, token, error, ms, &op, &clean);
+    if (!rc && result)
+        rc = bitt__ack_result_op(txn->store, result, &op);
     for (size_t i = 0; !rc && i < txn->count; i++)
         if (bitt__op_is_queue_by_id(&txn->ops[i]) && txn->ops[i].version == id)
             rc = bitt__fail(BITT_EINVAL,
@@ -235,41 +237,45 @@ static int queue_by_id(bitt_txn *txn, int type, const char *topic, uint64_t id, 
                             (unsigned long long)id);
     if (!rc)
         rc = push(txn, op);
+    /* push copies every byte string, NULL ones too; an ack without a
+     * result must stay without one */
+    if (!rc && !op.value)
+        txn->ops[txn->count - 1].value = NULL;
     free(clean);
     return settle(txn, rc);
 }
 
 int bitt_txn_queue_ack(bitt_txn *txn, const char *topic, uint64_t id, const char *token)
 {
-    return queue_by_id(txn, BITT_OP_QUEUE_ACK, topic, id, token, NULL, 0);
+    return queue_by_id(txn, BITT_OP_QUEUE_ACK, topic, id, token, NULL, 0, NULL);
 }
 
 int bitt_txn_queue_nack(bitt_txn *txn, const char *topic, uint64_t id, const char *token,
                         const char *error, int64_t delay_ms)
 {
-    return queue_by_id(txn, BITT_OP_QUEUE_NACK, topic, id, token, error, delay_ms);
+    return queue_by_id(txn, BITT_OP_QUEUE_NACK, topic, id, token, error, delay_ms, NULL);
 }
 
 int bitt_txn_queue_snooze(bitt_txn *txn, const char *topic, uint64_t id, const char *token,
                           int64_t delay_ms)
 {
-    return queue_by_id(txn, BITT_OP_QUEUE_SNOOZE, topic, id, token, NULL, delay_ms);
+    return queue_by_id(txn, BITT_OP_QUEUE_SNOOZE, topic, id, token, NULL, delay_ms, NULL);
 }
 
 int bitt_txn_queue_extend(bitt_txn *txn, const char *topic, uint64_t id, const char *token,
                           int64_t lease_ms)
 {
-    return queue_by_id(txn, BITT_OP_QUEUE_EXTEND, topic, id, token, NULL, lease_ms);
+    return queue_by_id(txn, BITT_OP_QUEUE_EXTEND, topic, id, token, NULL, lease_ms, NULL);
 }
 
 int bitt_txn_queue_cancel(bitt_txn *txn, const char *topic, uint64_t id)
 {
-    return queue_by_id(txn, BITT_OP_QUEUE_CANCEL, topic, id, NULL, NULL, 0);
+    return queue_by_id(txn, BITT_OP_QUEUE_CANCEL, topic, id, NULL, NULL, 0, NULL);
 }
 
 int bitt_txn_queue_reschedule(bitt_txn *txn, const char *topic, uint64_t id, int64_t delay_ms)
 {
-    return queue_by_id(txn, BITT_OP_QUEUE_RESCHEDULE, topic, id, NULL, NULL, delay_ms);
+    return queue_by_id(txn, BITT_OP_QUEUE_RESCHEDULE, topic, id, NULL, NULL, delay_ms, NULL);
 }
 
 int bitt_txn_commit(bitt_txn *txn, uint64_t *version_out)
@@ -297,4 +303,11 @@ void bitt_txn_free(bitt_txn *txn)
     }
     free(txn->ops);
     free(txn);
+}
+
+int bitt_txn_queue_ack_result(bitt_txn *txn, const char *topic, uint64_t id, const char *token,
+                              const void *result, size_t result_len, int kind)
+{
+    bitt_ack_result r = {result, result_len, kind};
+    return queue_by_id(txn, BITT_OP_QUEUE_ACK, topic, id, token, NULL, 0, &r);
 }

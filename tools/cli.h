@@ -247,10 +247,11 @@ int cli_put_messages(const cli *c, const bitt_messages *list, const cli_message_
 int cli_kv(cli *c, int argc, char **argv);      /* kv_cmd.c: argv after "kv" */
 int cli_kv_list(cli *c, int argc, char **argv); /* kv_list.c: argv after "list" */
 extern const char cli_kv_list_usage[];
-int cli_queue(cli *c, int argc, char **argv);       /* queue_cmd.c */
-int cli_queue_dead(cli *c, int argc, char **argv);  /* queue_dead.c: dead */
-int cli_queue_retry(cli *c, int argc, char **argv); /* queue_dead.c: retry */
-int cli_queue_purge(cli *c, int argc, char **argv); /* queue_dead.c: purge-dead */
+int cli_queue(cli *c, int argc, char **argv);                /* queue_cmd.c */
+int cli_queue_dead(cli *c, int argc, char **argv);           /* queue_dead.c: dead */
+int cli_queue_retry(cli *c, int argc, char **argv);          /* queue_dead.c: retry */
+int cli_queue_purge(cli *c, int argc, char **argv);          /* queue_dead.c: purge-dead */
+int cli_queue_purge_retained(cli *c, int argc, char **argv); /* queue_dead.c: purge */
 /* queue_by_id.c: get, cancel and reschedule of one message by its id */
 int cli_queue_get(cli *c, int argc, char **argv);
 int cli_queue_cancel(cli *c, int argc, char **argv);

@@ -34,6 +34,18 @@ void cli_put_json_message(const cli *c, const bitt_message *m, const char *field
         printf(",\"state\":\"%s\"", cli_message_state_name(bitt_message_state(m)));
         printf(",\"priority\":%" PRId32, bitt_message_priority(m));
     }
+    if (bitt_message_state(m) == BITT_MSG_DONE) {
+        size_t rn = 0;
+        const uint8_t *r = bitt_message_result(m, &rn);
+        cli_put_json_time("done_at", bitt_message_done_at(m));
+        putchar(',');
+        if (r) {
+            cli_put_json_value(c, "result", r, rn, bitt_message_result_kind(m));
+            printf(",\"result_kind\":\"%s\"", cli_kind_name(bitt_message_result_kind(m)));
+        } else {
+            fputs("\"result\":null,\"result_kind\":null", stdout);
+        }
+    }
     if (bitt_message_park_reason(m) == BITT_PARK_POISON)
         fputs(",\"park_reason\":\"poison\"", stdout);
     else if (bitt_message_park_reason(m) == BITT_PARK_INVALID)

@@ -15,12 +15,14 @@ static const char get_usage[] =
     "    7   delayed  0         1         2026-12-03T12:00:35.123Z  timeout     resize 42.png\n"
     "\n"
     "STATE is pending (claimable now), delayed (claimable from DUE_AT), leased\n"
-    "(under a lease until DUE_AT) or dead. The token of a lease is never shown:\n"
-    "only its consumer finishes a delivery.\n"
+    "(under a lease until DUE_AT), dead, or done (acked, and kept because the\n"
+    "store has queue_done_retention; --json shows its done_at and result). The\n"
+    "token of a lease is never shown: only its consumer finishes a delivery.\n"
     "\n"
     "  --json   print {\"id\",\"topic\",\"payload\",\"kind\",\"state\",\"priority\",\n"
     "           \"attempts\",\"max_attempts\",\"last_error\",\"created_at\",\"due_at\",\n"
-    "           \"failed_at\"}\n"
+    "           \"failed_at\"}, and for a done message \"done_at\", \"result\" and\n"
+    "           \"result_kind\" (null for none)\n"
     "  --tsv    the row TAB-separated, no header, DUE_AT in ms\n"
     "\n"
     "Exit status: 0 found, 1 no such message on TOPIC (acked, cancelled or never\n"
@@ -54,6 +56,7 @@ const char *cli_message_state_name(int state)
     case BITT_MSG_DELAYED: return "delayed";
     case BITT_MSG_LEASED: return "leased";
     case BITT_MSG_DEAD: return "dead";
+    case BITT_MSG_DONE: return "done";
     default: return "-";
     }
 }

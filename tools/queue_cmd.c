@@ -25,6 +25,8 @@ static const char queue_usage[] =
     "  dead TOPIC                 list the dead letters\n"
     "  retry TOPIC [ID]           put dead letters back (all of TOPIC without ID)\n"
     "  purge-dead TOPIC [ID]      delete dead letters (all of TOPIC without ID)\n"
+    "  purge [TOPIC]              drop done messages and dead letters past the\n"
+    "                             store's retention (every topic without TOPIC)\n"
     "\n"
     "Each pop is a delivery: one attempt, under a lease, with a fresh TOKEN that\n"
     "ack, nack, extend and snooze need. A delivery that is not acked before its lease\n"
@@ -86,11 +88,14 @@ static const char pop_usage[] =
     "ready on topic TOPIC\" on stderr unless --quiet), 2 error, 64 usage.\n";
 
 static const char ack_usage[] =
-    "Usage: bitt queue ack TOPIC ID TOKEN [--json]\n"
+    "Usage: bitt queue ack TOPIC ID TOKEN [--result VALUE [--kind K]] [--hex] [--json]\n"
     "\n"
     "Finishes the delivery of message ID with its TOKEN (from pop): the\n"
-    "message is deleted. A token whose lease ended, or that a later delivery\n"
-    "replaced, is refused and nothing changes. --json: print {\"acked\":true}.\n"
+    "message is deleted, or kept done with VALUE as its result when the store\n"
+    "keeps done messages (queue_done_retention=MS; see 'queue get'). A token\n"
+    "whose lease ended, or that a later delivery replaced, is refused and\n"
+    "nothing changes. --kind: the result's kind (bytes, json or counter);\n"
+    "--hex: VALUE is hex. --json: print {\"acked\":true}.\n"
     "\n"
     "Exit status: 0 acked, 2 error (a stale token too), 64 usage.\n";
 
@@ -140,15 +145,16 @@ static const char stats_usage[] =
     "\n"
     "Prints how many messages of TOPIC are in each state, as one row:\n"
     "\n"
-    "    PENDING  DELAYED  PROCESSING  DEAD  OLDEST_PENDING_AT\n"
-    "    2        1        0           0     2026-12-03T12:00:05.123Z\n"
+    "    PENDING  DELAYED  PROCESSING  DEAD  OLDEST_PENDING_AT         DONE\n"
+    "    2        1        0           0     2026-12-03T12:00:05.123Z  0\n"
     "\n"
     "PENDING: claimable now (expired leases included); DELAYED: claimable\n"
     "later; PROCESSING: under a live lease; OLDEST_PENDING_AT: since when the\n"
-    "oldest claimable message waits (\"-\" for none).\n"
+    "oldest claimable message waits (\"-\" for none); DONE: acked and kept by\n"
+    "the store's queue_done_retention.\n"
     "\n"
     "  --json   print {\"pending\",\"delayed\",\"processing\",\"dead\",\n"
-    "           \"oldest_pending_at\" (null for none)}\n"
+    "           \"oldest_pending_at\" (null for none),\"done\"}\n"
     "  --tsv    the row TAB-separated, no header, OLDEST_PENDING_AT in ms (0)\n"
     "\n"
     "Exit status: 0 done, 2 error, 64 usage.\n";
@@ -269,6 +275,7 @@ static int q_pop(cli *c, int argc, char **argv)
 /* ack, nack, extend and snooze: TOPIC ID TOKEN, then the call. */
 enum { FINISH_ACK, FINISH_NACK, FINISH_EXTEND, FINISH_SNOOZE };
 
+static const cli_optspec ack_specs[] = {{"result", 1}, {"kind", 1}};
 static const cli_optspec nack_specs[] = {{"error", 1}, {"delay", 1}};
 static const cli_optspec snooze_specs[] = {{"delay", 1}};
 
@@ -280,7 +287,7 @@ static const struct {
     int delay;  /* which value is --delay, or -1 */
     int64_t ms; /* the delay or lease without one */
 } finishes[] = {
-    [FINISH_ACK] = {"queue ack", ack_usage, "acked", NULL, 0, 3, -1, 0},
+    [FINISH_ACK] = {"queue ack", ack_usage, "acked", ack_specs, 2, 3, -1, 0},
     [FINISH_NACK] = {"queue nack", nack_usage, "nacked", nack_specs, 2, 3, 1, -1},
     [FINISH_EXTEND] = {"queue extend", extend_usage, "extended", NULL, 0, 4, -1, 0},
     [FINISH_SNOOZE] = {"queue snooze", snooze_usage, "snoozed", snooze_specs, 1, 3, 0, 0},
@@ -305,9 +312,19 @@ static int finish(cli *c, int argc, char **argv, int which)
     int d = finishes[which].delay;
     if (d >= 0 && a.value[d] && (code = cli_parse_ms(cmd, "--delay", a.value[d], &ms)) != CLI_OK)
         return code;
+    cli_bytes result = {0};
+    int kind = BITT_KIND_BYTES;
+    if (which == FINISH_ACK && a.value[1] && !a.value[0])
+        return cli_usage_error(cmd, "--kind goes with --result");
+    if (which == FINISH_ACK && a.value[0] &&
+        ((a.value[1] && (code = cli_parse_kind(cmd, a.value[1], &kind)) != CLI_OK) ||
+         (code = cli_bytes_arg(c, cmd, "--result", a.value[0], &result)) != CLI_OK))
+        return code;
     if ((code = cli_open(c, &store)) == CLI_OK) {
         int rc;
-        if (which == FINISH_ACK)
+        if (which == FINISH_ACK && a.value[0])
+            rc = bitt_queue_ack_result(store, a.pos[0], id, a.pos[2], result.ptr, result.len, kind);
+        else if (which == FINISH_ACK)
             rc = bitt_queue_ack(store, a.pos[0], id, a.pos[2]);
         else if (which == FINISH_NACK)
             rc = bitt_queue_nack(store, a.pos[0], id, a.pos[2], a.value[0], ms);
@@ -321,6 +338,7 @@ static int finish(cli *c, int argc, char **argv, int which)
             printf("{\"%s\":true}\n", finishes[which].done);
     }
     bitt_store_close(store);
+    cli_bytes_free(&result);
     return cli_finish(code);
 }
 
@@ -363,17 +381,18 @@ static int q_stats(cli *c, int argc, char **argv)
                    ",\"dead\":%" PRIu64,
                    s.pending, s.delayed, s.processing, s.dead);
             cli_put_json_time("oldest_pending_at", s.oldest_pending_at);
-            fputs("}\n", stdout);
+            printf(",\"done\":%" PRIu64 "}\n", s.done);
         } else {
-            static const char *const columns[] = {"PENDING", "DELAYED", "PROCESSING", "DEAD",
-                                                  "OLDEST_PENDING_AT"};
+            static const char *const columns[] = {"PENDING", "DELAYED",           "PROCESSING",
+                                                  "DEAD",    "OLDEST_PENDING_AT", "DONE"};
             cli_table t;
-            cli_table_init(&t, c, columns, 5, 0);
+            cli_table_init(&t, c, columns, 6, 0);
             cli_cell_u64(&t, s.pending);
             cli_cell_u64(&t, s.delayed);
             cli_cell_u64(&t, s.processing);
             cli_cell_u64(&t, s.dead);
             cli_cell_time(&t, s.oldest_pending_at, "-");
+            cli_cell_u64(&t, s.done);
             code = cli_table_done(&t);
         }
     }
@@ -397,9 +416,10 @@ int cli_queue(cli *c, int argc, char **argv)
         {"dead", cli_queue_dead},
         {"retry", cli_queue_retry},
         {"purge-dead", cli_queue_purge},
+        {"purge", cli_queue_purge_retained},
     };
     return cli_group(c, "queue", queue_usage,
                      "push, pop, ack, nack, extend, snooze, stats, get, cancel, reschedule, dead, "
-                     "retry or purge-dead",
+                     "retry, purge-dead or purge",
                      subs, sizeof(subs) / sizeof(subs[0]), argc, argv);
 }

@@ -1,6 +1,6 @@
 /*
- * queue_dead.c: `bitt queue dead|retry|purge-dead`: the dead letters of a
- * topic, listed, put back or deleted.
+ * queue_dead.c: `bitt queue dead|retry|purge-dead|purge`: the dead letters
+ * of a topic, listed, put back or deleted, and what outlived its retention.
  */
 #include <inttypes.h>
 
@@ -133,4 +133,37 @@ int cli_queue_retry(cli *c, int argc, char **argv)
 int cli_queue_purge(cli *c, int argc, char **argv)
 {
     return move(c, argc, argv, 1);
+}
+
+static const char purge_retained_usage[] =
+    "Usage: bitt queue purge [TOPIC] [--json]\n"
+    "\n"
+    "Drops the done messages of TOPIC (of every topic without TOPIC) kept past\n"
+    "the store's queue_done_retention, and its dead letters past\n"
+    "queue_dead_retention (a store without it keeps dead letters), and prints\n"
+    "how many went (--json: {\"count\":N}). The store also does this now and\n"
+    "then, and every queue command does it for its topic first.\n"
+    "\n"
+    "Exit status: 0 done, 2 error, 64 usage.\n";
+
+int cli_queue_purge_retained(cli *c, int argc, char **argv)
+{
+    const char *cmd = "queue purge";
+    cli_args a;
+    bitt_store *store = NULL;
+    uint64_t count = 0;
+    int code = cli_parse(c, cmd, argc, argv, NULL, 0, 0, 1, &a);
+    if (code != CLI_OK || a.help)
+        return a.help ? cli_help(purge_retained_usage) : code;
+    if ((code = cli_open(c, &store)) == CLI_OK) {
+        int rc = bitt_queue_purge(store, a.npos ? a.pos[0] : NULL, &count);
+        if (rc < 0)
+            code = cli_fail(rc);
+        else if (c->json)
+            printf("{\"count\":%" PRIu64 "}\n", count);
+        else
+            printf("%" PRIu64 "\n", count);
+    }
+    bitt_store_close(store);
+    return cli_finish(code);
 }

@@ -427,6 +427,13 @@ BITT_API int bitt_message_park_reason(const bitt_message *msg);
 BITT_API int bitt_message_state(const bitt_message *msg);
 /* Queue: the message's priority (bitt_enqueue_options); 0 elsewhere. */
 BITT_API int32_t bitt_message_priority(const bitt_message *msg);
+/* Queue, a done message (kept by queue_done_retention): when it was acked;
+ * 0 elsewhere. */
+BITT_API int64_t bitt_message_done_at(const bitt_message *msg);
+/* Queue, a done message: the result it was acked with (borrowed; NULL and
+ * *len 0 when none) and that value's kind (-1 when none). */
+BITT_API const uint8_t *bitt_message_result(const bitt_message *msg, size_t *len);
+BITT_API int bitt_message_result_kind(const bitt_message *msg);
 BITT_API void bitt_message_free(bitt_message *msg);
 
 typedef struct bitt_messages bitt_messages;
@@ -593,6 +600,7 @@ BITT_API int bitt_queue_snooze(bitt_store *store, const char *topic, uint64_t id
 #define BITT_MSG_DELAYED 2 /* claimable from due_at */
 #define BITT_MSG_LEASED 3  /* under a live lease until due_at */
 #define BITT_MSG_DEAD 4    /* a dead letter since failed_at */
+#define BITT_MSG_DONE 5    /* acked at done_at, kept for queue_done_retention */
 /* BITT_OK with *out (free with bitt_message_free): state, priority,
  * attempts, max_attempts, last_error, created_at, due_at (claimable from,
  * or the lease's end), failed_at; never a token. BITT_NOTFOUND when topic
@@ -609,6 +617,26 @@ BITT_API int bitt_queue_cancel(bitt_store *store, const char *topic, uint64_t id
  * id (a leased one is its consumer's: nack or snooze it). */
 BITT_API int bitt_queue_reschedule(bitt_store *store, const char *topic, uint64_t id,
                                    int64_t delay_ms);
+
+/* ---- retention ----
+ * By default an acked message is deleted and a dead letter is kept until it
+ * is retried or deleted. The store URL options queue_done_retention=MS
+ * (keep acked messages as BITT_MSG_DONE for MS) and queue_dead_retention=MS
+ * (drop dead letters MS after they died) change that, for every topic.
+ * A done message holds no dedup key and is never claimed, cancelled or
+ * rescheduled; bitt_queue_get reads it (done_at, result) and stats count
+ * it. Every queue call on a topic first drops what outlived its retention
+ * there, and the store drops it on every topic now and then. */
+
+/* As bitt_queue_ack, and the message, kept done, carries result (a value
+ * of kind; NULL with len 0 for none). Without queue_done_retention the
+ * result goes with the message. */
+BITT_API int bitt_queue_ack_result(bitt_store *store, const char *topic, uint64_t id,
+                                   const char *token, const void *result, size_t result_len,
+                                   int kind);
+/* Drops the done messages and dead letters of topic (NULL: of every topic)
+ * that outlived their retention; *removed_out (may be NULL) gets how many. */
+BITT_API int bitt_queue_purge(bitt_store *store, const char *topic, uint64_t *removed_out);
 
 /* Dead letters of topic in id order, after after_id, at most limit (0 =
  * 100, at most 1000). */
@@ -629,9 +657,12 @@ typedef struct bitt_queue_stats {
     uint64_t processing;  /* under a live lease */
     uint64_t dead;
     int64_t oldest_pending_at; /* since when the oldest claimable one waits, 0 = none */
+    /* Version 2. Acked and kept (queue_done_retention). A version-1
+     * caller's struct ends before it and is filled up to its own end. */
+    uint64_t done;
 } bitt_queue_stats;
 
-#define BITT_QUEUE_STATS_VERSION 1
+#define BITT_QUEUE_STATS_VERSION 2
 BITT_API int bitt_queue_stats_get(bitt_store *store, const char *topic, bitt_queue_stats *out);
 
 /* Enqueue inside an atomic commit (opts may be NULL). A dedup key that is
@@ -658,6 +689,10 @@ BITT_API int bitt_txn_queue_extend(bitt_txn *txn, const char *topic, uint64_t id
 BITT_API int bitt_txn_queue_cancel(bitt_txn *txn, const char *topic, uint64_t id);
 BITT_API int bitt_txn_queue_reschedule(bitt_txn *txn, const char *topic, uint64_t id,
                                        int64_t delay_ms);
+/* bitt_queue_ack_result inside an atomic commit (also one op per id). */
+BITT_API int bitt_txn_queue_ack_result(bitt_txn *txn, const char *topic, uint64_t id,
+                                       const char *token, const void *result, size_t result_len,
+                                       int kind);
 
 /* ---- leases --------------------------------------------------------------- */
 /*
@@ -773,11 +808,27 @@ BITT_API int bitt_budget_take(bitt_store *store, const char *name, int64_t capac
 
 /* ---- schedules ------------------------------------------------------------ */
 /*
- * Interval schedules, claimed once per occurrence across every process.
+ * Schedules, each occurrence claimed once across every process: every
+ * interval_ms, or at the minutes of a 5-field cron expression (UTC). A
+ * schedule may name a topic: the claim of an occurrence then enqueues the
+ * schedule's payload there in the same commit (one message per occurrence,
+ * however many processes claim).
+ *
+ * Cron syntax: minute (0-59) hour (0-23) day-of-month (1-31) month (1-12,
+ * JAN-DEC) day-of-week (0-7, 0 and 7 = Sunday, SUN-SAT), separated by
+ * blanks; each field a comma list of `*`, `N`, `A-B`, `*` or `A-B` or `N`
+ * with `/S` (every S-th from the start; N/S = N to the end); names in any
+ * case; day-of-month and day-of-week both restricted: either matches
+ * (Vixie cron); @yearly @annually @monthly @weekly @daily @midnight
+ * @hourly. Refused with BITT_EINVAL and a message naming the field: seconds
+ * or year fields, L W # ?, @reboot, empty items, reversed ranges, a step of
+ * 0 or wider than the field, an expression that never occurs ("0 0 30 2
+ * *"), more than 256 bytes.
  */
 typedef struct bitt_schedule bitt_schedule;
 
 BITT_API const char *bitt_schedule_key(const bitt_schedule *s);
+/* The interval, or 0 for a cron schedule. */
 BITT_API int64_t bitt_schedule_interval(const bitt_schedule *s);
 BITT_API const uint8_t *bitt_schedule_payload(const bitt_schedule *s, size_t *len);
 BITT_API int bitt_schedule_kind(const bitt_schedule *s);
@@ -786,6 +837,46 @@ BITT_API int64_t bitt_schedule_next_run_at(const bitt_schedule *s);
 /* After bitt_schedule_claim: the occurrence this claim is for; 0 otherwise. */
 BITT_API int64_t bitt_schedule_occurrence(const bitt_schedule *s);
 BITT_API void bitt_schedule_free(bitt_schedule *s);
+
+typedef struct bitt_schedule_options {
+    unsigned int version; /* BITT_SCHEDULE_OPTIONS_VERSION */
+    /* A cron expression (copied; syntax above) instead of an interval:
+     * interval_ms must then be 0. NULL = every interval_ms. */
+    const char *cron;
+    /* The first occurrence of a new schedule, or of one whose interval or
+     * cron changes: 0 = now + interval_ms, or the first cron minute after
+     * now. */
+    int64_t first_run_at;
+    /* NULL = none. Else each claim enqueues the payload on topic, with the
+     * dedup key "<key>@<occurrence ms>", max_attempts and priority. */
+    const char *topic;
+    uint32_t max_attempts; /* 0 = BITT_MAX_ATTEMPTS_DEFAULT */
+    int32_t priority;
+} bitt_schedule_options;
+
+#define BITT_SCHEDULE_OPTIONS_VERSION 1
+#define BITT_SCHEDULE_OPTIONS_INIT                                                                 \
+    {                                                                                              \
+        BITT_SCHEDULE_OPTIONS_VERSION, NULL, 0, NULL, 0, 0                                         \
+    }
+BITT_API int bitt_schedule_options_init(bitt_schedule_options *opts, unsigned int version);
+
+/* Creates or updates schedule key (opts may be NULL: an interval schedule
+ * first due at now + interval_ms). As bitt_schedule_upsert: a new schedule,
+ * or one whose interval or cron changes, next runs at its first run; else
+ * the next run time is kept, so a redeploy keeps the cadence. Payload,
+ * topic, max_attempts and priority are replaced. */
+BITT_API int bitt_schedule_set(bitt_store *store, const char *key, int64_t interval_ms,
+                               const void *payload, size_t payload_len, int kind,
+                               const bitt_schedule_options *opts);
+/* The cron expression (borrowed), or NULL for an interval schedule. */
+BITT_API const char *bitt_schedule_cron(const bitt_schedule *s);
+/* The topic occurrences are enqueued on (borrowed), or NULL. */
+BITT_API const char *bitt_schedule_topic(const bitt_schedule *s);
+/* After claiming a schedule with a topic: the id of the message of this
+ * occurrence (the live one holding its dedup key, if one was there); 0
+ * otherwise. */
+BITT_API uint64_t bitt_schedule_message_id(const bitt_schedule *s);
 
 /* Creates or updates the schedule key with interval_ms (>= 1) and payload.
  * A new schedule, or one whose interval changes, next runs at first_run_at

@@ -170,7 +170,10 @@ func ctxErr(ctx context.Context) error {
 
 // ---- options ----------------------------------------------------------
 
-// Option adjusts a write: TTL, WithKind, Delay, MaxAttempts, Dedup, Priority.
+// Option adjusts a write: TTL, WithKind, Delay, MaxAttempts, Dedup,
+// Priority; an ack: AckResult, AckValue; a schedule: Cron, ScheduleTopic
+// (and MaxAttempts, Priority of its messages). A call ignores the options
+// that are not its own.
 type Option func(*options)
 
 type options struct {
@@ -181,6 +184,15 @@ type options struct {
 	maxAttempts uint32
 	dedup       []byte
 	priority    int32
+
+	// an ack's result (retention.go)
+	result     []byte
+	resultKind Kind
+	resultSet  bool
+	resultErr  error
+
+	// a schedule's (schedule_set.go): nil when not given
+	cron, stopic *string
 }
 
 func collect(opts []Option) options {

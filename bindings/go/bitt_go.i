@@ -192,6 +192,12 @@ static void bittw_rec_message(bittw_rec *r, const bitt_message *m)
     bittw_rec_u64(r, (uint64_t)bitt_message_park_reason(m));
     bittw_rec_u64(r, (uint64_t)bitt_message_state(m));
     bittw_rec_u64(r, (uint64_t)(int64_t)bitt_message_priority(m));
+    /* bitt.h 0.6 (retention): a done message's time and result */
+    size_t rl = 0;
+    const uint8_t *res = bitt_message_result(m, &rl);
+    bittw_rec_u64(r, (uint64_t)bitt_message_done_at(m));
+    bittw_rec_bytes(r, res, rl);
+    bittw_rec_u64(r, (uint64_t)(int64_t)bitt_message_result_kind(m));
 }
 
 static void bittw_rec_messages(bittw_rec *r, const bitt_messages *ms)
@@ -215,6 +221,9 @@ static void bittw_rec_schedule(bittw_rec *r, const bitt_schedule *s)
     bittw_rec_u64(r, (uint64_t)bitt_schedule_kind(s));
     bittw_rec_u64(r, (uint64_t)bitt_schedule_next_run_at(s));
     bittw_rec_u64(r, (uint64_t)bitt_schedule_occurrence(s));
+    bittw_rec_str(r, bitt_schedule_cron(s));
+    bittw_rec_str(r, bitt_schedule_topic(s));
+    bittw_rec_u64(r, bitt_schedule_message_id(s));
 }
 
 /* ---- KV calls of many goroutines in one cgo call (kv_batch) ------------- */
@@ -302,6 +311,17 @@ static char *bittw_go_opt_cstr(_goslice_ s)
 /* The shared helper takes a char ** of names, which a Go caller could
  * only fill with Go pointers: Go calls bittw_go_queue_dequeue_topics. */
 %ignore bittw_queue_dequeue_topics;
+/* bitt.h 0.6: schedule options hold names (a Go caller could only point
+ * them at Go memory) and purge's topic may be NULL: Go calls its own
+ * helpers below, bittw_go_schedule_set and bittw_go_queue_purge. The
+ * schedule accessors are read into the packed schedule record. */
+%ignore bitt_schedule_options;
+%ignore bitt_schedule_options_init;
+%ignore bitt_schedule_set;
+%ignore bitt_queue_purge;
+%ignore bitt_schedule_cron;
+%ignore bitt_schedule_topic;
+%ignore bitt_schedule_message_id;
 
 /* ---- status -> error record ------------------------------------------- */
 %typemap(out) int "$result = bittw_go_status($1);"
@@ -412,11 +432,17 @@ BITTW_GO_HANDLE_IN(bitt_sub, bittw_sub, sub, "subscription")
 %typemap(in) (const void *prefix, size_t prefix_len) = (const void *dedup, size_t dedup_len);
 %typemap(in) (const void *start, size_t start_len) = (const void *dedup, size_t dedup_len);
 %typemap(in) (const void *end, size_t end_len) = (const void *dedup, size_t dedup_len);
+/* An ack's result (bitt.h 0.6): nil is none. */
+%typemap(gotype) (const void *result, size_t result_len) "[]byte"
+%typemap(in) (const void *result, size_t result_len) = (const void *dedup, size_t dedup_len);
 
 /* Optional names and texts: a nil slice is NULL. */
-%typemap(gotype) const char *error, const char *cursor, const char *prefix "[]byte"
-%typemap(in) const char *error, const char *cursor, const char *prefix "$1 = bittw_go_opt_cstr($input);"
-%typemap(freearg) const char *error, const char *cursor, const char *prefix "free($1);"
+%typemap(gotype) const char *error, const char *cursor, const char *prefix, const char *opt_cron,
+                 const char *opt_topic "[]byte"
+%typemap(in) const char *error, const char *cursor, const char *prefix, const char *opt_cron,
+             const char *opt_topic "$1 = bittw_go_opt_cstr($input);"
+%typemap(freearg) const char *error, const char *cursor, const char *prefix, const char *opt_cron,
+                  const char *opt_topic "free($1);"
 
 /* uint64 lists: a nil slice is "no list" (NULL), an empty one is not. */
 %typemap(gotype) (const uint64_t *seqs, size_t count) "[]uint64"
@@ -543,7 +569,7 @@ BITTW_GO_REC_OUT(bitt_schedule **out, bitt_schedule *tmp, bittw_rec_schedule, bi
 }
 %typemap(freearg) bitt_buf *owner_out "bitt_buf_dispose($1);";
 
-/* Queue stats: five numbers into a []uint64 of at least 5. */
+/* Queue stats: six numbers into a []uint64 of at least 6 (version 2: done). */
 %typemap(gotype) bitt_queue_stats *stats_out "[]uint64"
 %typemap(in) bitt_queue_stats *stats_out (bitt_queue_stats tmp) {
   memset(&tmp, 0, sizeof tmp);
@@ -551,13 +577,14 @@ BITTW_GO_REC_OUT(bitt_schedule **out, bitt_schedule *tmp, bittw_rec_schedule, bi
   $1 = &tmp;
 }
 %typemap(argout) bitt_queue_stats *stats_out {
-  if ($input.len >= 5) {
+  if ($input.len >= 6) {
     uint64_t *o_ = $input.array;
     o_[0] = $1->pending;
     o_[1] = $1->delayed;
     o_[2] = $1->processing;
     o_[3] = $1->dead;
     o_[4] = (uint64_t)$1->oldest_pending_at;
+    o_[5] = $1->done;
   }
 }
 
@@ -624,6 +651,28 @@ int bittw_go_queue_dequeue_topics(bitt_store *store, const void *data, size_t le
     int rc = bitt_queue_dequeue_topics(store, topics, n, &o, cancel, out);
     free(topics);
     return rc;
+}
+
+/* bitt_schedule_set with its options as arguments: opt_cron and opt_topic
+ * NULL (a nil slice) when not given, "" given (for the core to refuse). */
+int bittw_go_schedule_set(bitt_store *store, const char *key, int64_t interval_ms,
+                          const void *payload, size_t payload_len, int kind, const char *opt_cron,
+                          int64_t first_run_at, const char *opt_topic, uint32_t max_attempts,
+                          int32_t priority)
+{
+    bitt_schedule_options o = BITT_SCHEDULE_OPTIONS_INIT;
+    o.cron = opt_cron;
+    o.first_run_at = first_run_at;
+    o.topic = opt_topic;
+    o.max_attempts = max_attempts;
+    o.priority = priority;
+    return bitt_schedule_set(store, key, interval_ms, payload, payload_len, kind, &o);
+}
+
+/* bitt_queue_purge; opt_topic NULL (a nil slice): every topic. */
+int bittw_go_queue_purge(bitt_store *store, const char *opt_topic, uint64_t *removed_out)
+{
+    return bitt_queue_purge(store, opt_topic, removed_out);
 }
 
 /* Independent KV gets and sets of many goroutines, run at once on this

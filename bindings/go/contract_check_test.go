@@ -55,10 +55,11 @@ func (r *run) checkEntry(exp obj, e *Entry, what string) {
 }
 
 var msgFields = []string{"id", "topic", "payload", "kind", "attempts", "max_attempts", "last_error",
-	"created_at", "due_at", "failed_at", "park_reason", "token", "state", "priority"}
+	"created_at", "due_at", "failed_at", "park_reason", "token", "state", "priority", "done_at", "result",
+	"result_kind"}
 
 var stateNames = map[string]MessageState{"pending": StatePending, "delayed": StateDelayed,
-	"leased": StateLeased, "dead": StateDead}
+	"leased": StateLeased, "dead": StateDead, "done": StateDone}
 
 func (r *run) checkMessages(exp obj, msgs []*Message) {
 	if v, ok := exp["count"]; ok {
@@ -137,17 +138,20 @@ func (r *run) checkMessage(e obj, m *Message, w string) {
 		name, _ := x.(string)
 		want, known := stateNames[name]
 		if !known {
-			brokenf("state is pending, delayed, leased or dead, not %v", x)
+			brokenf("state is pending, delayed, leased, dead or done, not %v", x)
 		}
 		eq(w+" state", m.State.String(), want.String())
 	}
+	r.checkDone(e, m, w)
 }
 
 func (r *run) schedFields(exp obj, s *Schedule, what string) {
-	checkMembers(exp, []string{"key", "interval", "payload", "kind", "next_run_at", "occurrence", "status"}, what)
+	checkMembers(exp, []string{"key", "interval", "payload", "kind", "next_run_at", "occurrence", "cron", "topic",
+		"message_id", "status"}, what)
 	checkFields(exp, what, map[string]any{"key": []byte(s.Key), "interval": bi(s.Interval.Milliseconds()),
 		"payload": s.Payload, "kind": kindOf(s.Kind), "next_run_at": bi(unixMs(s.NextRunAt)),
 		"occurrence": bi(unixMs(s.Occurrence))})
+	r.checkScheduleV7(exp, s, what)
 }
 
 // kindOf marks a kind for checkFields (compared with a kind name or number).

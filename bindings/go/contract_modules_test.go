@@ -49,11 +49,16 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 		case "queue.snooze":
 			return r.call(raw.Bitt_queue_snooze(r.box, topic, id, tok, i64(g("delay", zero)))), res{}
 		case "queue.ack":
+			if opt, ok := ackResultOf(s); ok { // through the public Ack, as a Go user acks
+				return apiCode(r.store.Queue.Ack(context.Background(), &Message{Topic: topic, ID: id, Token: tok}, opt)), res{}
+			}
 			return r.call(raw.Bitt_queue_ack(r.box, topic, id, tok)), res{}
 		case "queue.nack":
 			return r.call(raw.Bitt_queue_nack(r.box, topic, id, tok, optText(s["error"]), i64(g("delay", numberOf("-1"))))), res{}
 		}
 		return r.call(raw.Bitt_queue_extend(r.box, topic, id, tok, i64(s["lease"]))), res{}
+	case "queue.purge":
+		return r.purge(s)
 	case "queue.ack_many":
 		items, ok := s["items"].(arr)
 		if !ok {
@@ -107,13 +112,13 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 		st := r.call(f(r.box, name(s["topic"]), r.idnum(g("id", zero)), &n))
 		return st, res{"count": bu(n)}
 	case "queue.stats":
-		v := make([]uint64, 5)
+		v := make([]uint64, 6)
 		st := r.call(raw.Bittw_queue_stats(r.box, name(s["topic"]), v))
 		if st != 0 {
 			return st, res{}
 		}
 		return st, res{"pending": bu(v[0]), "delayed": bu(v[1]), "processing": bu(v[2]), "dead": bu(v[3]),
-			"oldest_pending_at": bi(int64(v[4]))}
+			"oldest_pending_at": bi(int64(v[4])), "done": bu(v[5])}
 	case "lease.acquire":
 		var epoch uint64
 		var exp int64
@@ -265,6 +270,9 @@ func (r *run) execModule(op string, s obj, g func(string, any) any) (int, res) {
 		}
 		return st, res{}
 	case "schedule.upsert":
+		if st, ok := r.scheduleSet(s, g); ok {
+			return st, res{}
+		}
 		return r.call(raw.Bitt_schedule_upsert(r.box, name(s["key"]), i64(s["interval"]), bstr(g("payload", "")),
 			kind(s["kind"]), i64(g("first_run_at", zero)))), res{}
 	case "schedule.claim", "schedule.get":

@@ -27,7 +27,8 @@ var opArgs = map[string][]string{
 	"queue.get":     {"topic", "id"}, "queue.cancel": {"topic", "id"},
 	"queue.reschedule": {"topic", "id", "delay"},
 	"queue.snooze":     {"topic", "id", "token", "delay"},
-	"queue.ack":        {"topic", "id", "token"},
+	"queue.ack":        {"topic", "id", "token", "result", "result_kind"},
+	"queue.purge":      {"topic"},
 	"queue.ack_many":   {"topic", "items"},
 	"queue.nack":       {"topic", "id", "token", "error", "delay"},
 	"queue.extend":     {"topic", "id", "token", "lease"},
@@ -42,9 +43,10 @@ var opArgs = map[string][]string{
 	"outbox.discard": {"stream", "seqs"}, "outbox.counts": {"stream"},
 	"pubsub.subscribe": {"channel"}, "pubsub.publish": {"channel", "data"},
 	"pubsub.next": {"sub", "timeout", "cancel"}, "pubsub.close": {"sub"},
-	"budget.take":     {"name", "capacity", "refill", "period", "n"},
-	"schedule.upsert": {"key", "interval", "payload", "kind", "first_run_at"},
-	"schedule.claim":  {"prefix"}, "schedule.get": {"key"}, "schedule.list": {},
+	"budget.take": {"name", "capacity", "refill", "period", "n"},
+	"schedule.upsert": {"key", "interval", "payload", "kind", "first_run_at", "cron", "topic", "max_attempts",
+		"priority"},
+	"schedule.claim": {"prefix"}, "schedule.get": {"key"}, "schedule.list": {},
 	"schedule.delete": {"key"},
 }
 

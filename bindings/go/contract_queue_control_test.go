@@ -154,7 +154,7 @@ func (r *run) txnQueueAction(h uintptr, a obj) (int, bool) {
 	t := &Txn{s: r.store, h: h} // the runner's txn, seen through the public type (not freed here)
 	o, _ := a["op"].(string)
 	members := map[string][]string{
-		"queue_ack":        {"op", "topic", "id", "token", "refused"},
+		"queue_ack":        {"op", "topic", "id", "token", "result", "result_kind", "refused"},
 		"queue_nack":       {"op", "topic", "id", "token", "error", "delay", "refused"},
 		"queue_snooze":     {"op", "topic", "id", "token", "delay", "refused"},
 		"queue_extend":     {"op", "topic", "id", "token", "lease", "refused"},
@@ -180,7 +180,11 @@ func (r *run) txnQueueAction(h uintptr, a obj) (int, bool) {
 	var err error
 	switch o {
 	case "queue_ack":
-		err = t.QueueAck(m)
+		if opt, ok := ackResultOf(a); ok {
+			err = t.QueueAck(m, opt)
+		} else {
+			err = t.QueueAck(m)
+		}
 	case "queue_nack":
 		errText := optText(a["error"])
 		if errText != nil && len(errText) == 0 {

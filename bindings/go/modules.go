@@ -202,11 +202,14 @@ func (b *Budgets) Take(ctx context.Context, name string, capacity, refill int64,
 // Schedule is a recurring job.
 type Schedule struct {
 	Key        string
-	Interval   time.Duration
+	Interval   time.Duration // 0 for a cron schedule
 	Payload    []byte
 	Kind       Kind
 	NextRunAt  time.Time // the next occurrence not yet claimed
 	Occurrence time.Time // after Claim: the occurrence claimed (zero otherwise)
+	Cron       string    // the cron expression (Cron); "" for an interval schedule
+	Topic      string    // where each occurrence is enqueued (ScheduleTopic); "" for none
+	MessageID  uint64    // after Claim of a schedule with a topic: the occurrence's message (0 otherwise)
 }
 
 // JSON decodes a KindJSON payload into v.
@@ -215,15 +218,19 @@ func (s *Schedule) JSON(v any) error { return json.Unmarshal(s.Payload, v) }
 // Schedules is the schedule namespace of a store.
 type Schedules struct{ s *Store }
 
-// Upsert creates or updates schedule key. A new schedule, or one whose
-// interval changes, next runs at firstRunAt (the zero time: now +
-// interval); an unchanged interval keeps the next run time.
+// Upsert creates or updates schedule key, run every interval, or, with
+// option Cron (interval 0), at a cron expression's minutes. A new
+// schedule, or one whose interval or cron changes, next runs at firstRunAt
+// (the zero time: now + interval, or the first cron minute after now); an
+// unchanged one keeps the next run time. Options: WithKind (the payload's),
+// Cron, ScheduleTopic, and with a topic MaxAttempts and Priority of its
+// messages; the payload, topic, max attempts and priority are replaced.
 func (sc *Schedules) Upsert(ctx context.Context, key string, interval time.Duration, payload []byte, firstRunAt time.Time, opts ...Option) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
 	o := collect(opts)
-	return sc.s.done(raw.Bitt_schedule_upsert(sc.s.box(), key, ms(interval), payload, int(o.kind), unixMs(firstRunAt)))
+	return sc.s.done(sc.scheduleSet(key, ms(interval), payload, unixMs(firstRunAt), o))
 }
 
 func (s *Store) scheduleCall(call func([]byte) int) (*Schedule, int, error) {

@@ -27,6 +27,13 @@ type Message struct {
 	ParkReason  int
 	State       MessageState // queue: StateLeased from Dequeue, StateDead in DeadList, as it is from Get; 0 elsewhere
 	Priority    int32        // queue: the priority it was enqueued with (Priority); 0 elsewhere
+	// Queue, a done message (StateDone, kept by queue_done_retention): when
+	// it was acked, and the result it was acked with (AckResult, AckValue,
+	// a Worker's Result): nil and ResultKind -1 when none. DecodeResult
+	// and ResultJSON read it. Zero, nil and -1 elsewhere.
+	DoneAt     time.Time
+	Result     []byte
+	ResultKind Kind
 
 	hasToken, hasLastError bool
 }
@@ -101,10 +108,21 @@ func (s *Store) messagesCall(call func([]byte) int) ([]*Message, error) {
 	return r.messages(), nil
 }
 
-// Ack finishes a delivery: the message is deleted.
-func (q *Queue) Ack(ctx context.Context, m *Message) error {
+// Ack finishes a delivery: the message is deleted, or, with the store URL
+// option queue_done_retention, kept as StateDone for that long. Option
+// AckResult or AckValue gives the ack a result, which the done message
+// keeps (without done retention it goes with the message); the core
+// checks it as any value (ErrInvalid, ErrTooLarge) before anything changes.
+func (q *Queue) Ack(ctx context.Context, m *Message, opts ...Option) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
+	}
+	o := collect(opts)
+	if o.resultErr != nil {
+		return o.resultErr
+	}
+	if o.resultSet {
+		return q.s.done(raw.Bitt_queue_ack_result(q.s.box(), m.Topic, m.ID, m.Token, o.result, int(o.resultKind)))
 	}
 	return q.s.done(raw.Bitt_queue_ack(q.s.box(), m.Topic, m.ID, m.Token))
 }
@@ -229,6 +247,7 @@ func (q *Queue) DeadDelete(ctx context.Context, topic string, id uint64) (uint64
 type QueueStats struct {
 	Pending, Delayed, Processing, Dead uint64
 	OldestPendingAt                    time.Time // zero: none pending
+	Done                               uint64    // acked and kept (queue_done_retention)
 }
 
 // Stats counts topic's messages by state.
@@ -236,7 +255,7 @@ func (q *Queue) Stats(ctx context.Context, topic string) (QueueStats, error) {
 	if err := ctxErr(ctx); err != nil {
 		return QueueStats{}, err
 	}
-	v := make([]uint64, 5)
+	v := make([]uint64, 6)
 	_, err := q.s.status(raw.Bittw_queue_stats(q.s.box(), topic, v))
-	return QueueStats{v[0], v[1], v[2], v[3], timeOf(int64(v[4]))}, err
+	return QueueStats{v[0], v[1], v[2], v[3], timeOf(int64(v[4])), v[5]}, err
 }

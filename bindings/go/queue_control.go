@@ -21,10 +21,11 @@ const (
 	StateDelayed MessageState = 2 // claimable from DueAt
 	StateLeased  MessageState = 3 // under a live lease until DueAt
 	StateDead    MessageState = 4 // a dead letter since FailedAt
+	StateDone    MessageState = 5 // acked at DoneAt, kept for queue_done_retention
 )
 
 // String names the state as every binding does: "pending", "delayed",
-// "leased", "dead" ("" for 0, a message that is no queue message).
+// "leased", "dead", "done" ("" for 0, a message that is no queue message).
 func (st MessageState) String() string {
 	switch st {
 	case 0:
@@ -37,6 +38,8 @@ func (st MessageState) String() string {
 		return "leased"
 	case StateDead:
 		return "dead"
+	case StateDone:
+		return "done"
 	}
 	return fmt.Sprintf("MessageState(%d)", int(st))
 }
@@ -77,8 +80,9 @@ func packTopics(topics []string) ([]byte, error) {
 
 // Get reads message id of topic as it is now: its State, Priority,
 // attempts, last error, times (DueAt: when it is claimable, or when its
-// lease ends), never a Token. nil, nil when topic holds no message id
-// (acked, cancelled, deleted, or never there).
+// lease ends), never a Token; a done one (queue_done_retention) its
+// DoneAt and Result. nil, nil when topic holds no message id (acked without
+// done retention or past it, cancelled, deleted, or never there).
 func (q *Queue) Get(ctx context.Context, topic string, id uint64) (*Message, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err

@@ -125,6 +125,9 @@ func (r *reader) message() *Message {
 	m.ParkReason = int(r.u64())
 	m.State = MessageState(r.u64())
 	m.Priority = int32(r.i64())
+	m.DoneAt = timeOf(r.i64())
+	m.Result = r.bytes()
+	m.ResultKind = Kind(r.i64())
 	return m
 }
 
@@ -147,5 +150,8 @@ func (r *reader) schedule() *Schedule {
 	s.Kind = Kind(r.u64())
 	s.NextRunAt = timeOf(r.i64())
 	s.Occurrence = timeOf(r.i64())
+	s.Cron, _ = r.str()
+	s.Topic, _ = r.str()
+	s.MessageID = r.u64()
 	return s
 }

@@ -80,8 +80,18 @@ func (t *Txn) Enqueue(topic string, payload []byte, opts ...Option) error {
 // to do nothing (the commit still succeeds). A commit holds at most one of
 // them per message id (a second one is ErrInvalid).
 
-// QueueAck acks the delivery m (ID, Topic, Token) when the commit applies.
-func (t *Txn) QueueAck(m *Message) error {
+// QueueAck acks the delivery m (ID, Topic, Token) when the commit applies;
+// option AckResult or AckValue gives it a result, as for Queue.Ack.
+func (t *Txn) QueueAck(m *Message, opts ...Option) error {
+	o := collect(opts)
+	if o.resultErr != nil {
+		return o.resultErr
+	}
+	if o.resultSet {
+		return t.call(func(h uintptr) int {
+			return raw.Bitt_txn_queue_ack_result(h, m.Topic, m.ID, m.Token, o.result, int(o.resultKind))
+		})
+	}
 	return t.call(func(h uintptr) int { return raw.Bitt_txn_queue_ack(h, m.Topic, m.ID, m.Token) })
 }
 

@@ -10,9 +10,11 @@ import (
 	"time"
 )
 
-// Handler handles one message of a Worker. Returning nil acks it; an error
-// nacks it with the error's text (the store's backoff; the last attempt
-// dead-letters it); Snooze(d), returned or wrapped, gives it back unseen.
+// Handler handles one message of a Worker. Returning nil acks it;
+// Result(v), returned or wrapped, acks it with v as the ack's result; an
+// error nacks it with the error's text (the store's backoff; the last
+// attempt dead-letters it); Snooze(d), returned or wrapped, gives it back
+// unseen.
 // A panic is a failure too. ctx is cancelled when the delivery is no
 // longer the worker's (its cause an ErrToken) or when Stop's deadline
 // gives it back (its cause an ErrCanceled): a handler should honour it.

@@ -11,6 +11,7 @@ import (
 type workerOps interface {
 	dequeue(ctx context.Context, topic string, limit int, lease, wait time.Duration) ([]*Message, error)
 	ack(m *Message) error
+	ackResult(m *Message, data []byte, kind Kind) error
 	ackMany(topic string, msgs []*Message) ([]bool, error)
 	nack(m *Message, errText string) error
 	extend(m *Message, lease time.Duration) error
@@ -25,6 +26,9 @@ func (o queueOps) dequeue(ctx context.Context, topic string, limit int, lease, w
 	return o.q.Dequeue(ctx, topic, DequeueOptions{Limit: limit, Lease: lease, Wait: wait})
 }
 func (o queueOps) ack(m *Message) error { return o.q.Ack(context.Background(), m) }
+func (o queueOps) ackResult(m *Message, data []byte, kind Kind) error {
+	return o.q.Ack(context.Background(), m, AckResult(data, kind))
+}
 func (o queueOps) ackMany(topic string, msgs []*Message) ([]bool, error) {
 	return o.q.AckMany(context.Background(), topic, msgs)
 }

@@ -87,8 +87,14 @@ func errText(err error) string {
 func (w *Worker) finish(j *job, herr error) {
 	m := j.m
 	var err error
-	if herr == nil {
-		if err = w.acks.ack(m); err == nil {
+	rv, withResult := resultOf(herr)
+	if herr == nil || withResult {
+		if withResult { // alone: AckMany takes no results
+			err = w.ops.ackResult(m, rv.Data, rv.Kind)
+		} else {
+			err = w.acks.ack(m)
+		}
+		if err == nil {
 			w.count(func(c *WorkerCounters) { c.Completed++ })
 			w.hook(func() { w.cfg.onCompleted(m) }, w.cfg.onCompleted != nil)
 		}

@@ -148,10 +148,50 @@ func snoozeOf(err error) (*SnoozeError, bool) {
 	return nil, false
 }
 
+// ResultValue is what Result returns: a handler that returns it (or wraps
+// it: errors.As finds it) has its message acked with Data of Kind as the
+// ack's result (AckResult), kept by the done message under
+// queue_done_retention. It is a success: counted as Completed, OnCompleted
+// called.
+type ResultValue struct {
+	Data []byte
+	Kind Kind
+}
+
+func (r *ResultValue) Error() string { return "acked with a result" }
+
+// Result is a handler's return that acks its message with v as the ack's
+// result, encoded by the shared value mapping (Encode: []byte as is, an
+// integer a counter, any other value JSON). Result(nil) is nil: a plain
+// ack. A value Encode refuses gives its ErrInvalid instead, which the
+// worker nacks as any other error.
+func Result(v any) error {
+	if v == nil {
+		return nil
+	}
+	data, kind, err := Encode(v)
+	if err != nil {
+		return err
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return &ResultValue{Data: data, Kind: kind}
+}
+
+// resultOf is the result a handler's error asks to ack with, if any.
+func resultOf(err error) (*ResultValue, bool) {
+	var r *ResultValue
+	if errors.As(err, &r) && r != nil {
+		return r, true
+	}
+	return nil, false
+}
+
 // WorkerCounters is a snapshot of a worker's counts (Worker.Counters).
 type WorkerCounters struct {
 	Claimed   uint64 // messages dequeued
-	Completed uint64 // handlers that returned nil, acked
+	Completed uint64 // handlers that returned nil or a Result, acked
 	Failed    uint64 // handlers that returned an error or panicked, nacked
 	Snoozed   uint64 // handlers that returned a Snooze, snoozed
 	Stalled   uint64 // deliveries found no longer the worker's (ErrToken)

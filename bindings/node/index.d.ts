@@ -42,8 +42,9 @@ export class Entry {
 }
 
 /** Where a queue message is: claimable now (also a lease that ran out),
- * claimable from dueAt, under a live lease until dueAt, or a dead letter. */
-export type MessageState = 'pending' | 'delayed' | 'leased' | 'dead';
+ * claimable from dueAt, under a live lease until dueAt, a dead letter, or
+ * acked at doneAt and kept by the store's queue_done_retention. */
+export type MessageState = 'pending' | 'delayed' | 'leased' | 'dead' | 'done';
 
 export class Message {
   readonly id: bigint;
@@ -66,21 +67,33 @@ export class Message {
   readonly state: MessageState | null;
   /** Queue: its priority (higher is claimed first); 0 elsewhere. */
   readonly priority: number;
+  /** A done message: when it was acked; else null. */
+  readonly doneAt: Date | null;
+  /** A done message: the result it was acked with (null: none), and its kind (null: none). */
+  readonly result: Buffer | null;
+  readonly resultKind: number | null;
   /** The payload decoded by its kind. */
   readonly value: StoredValue;
+  /** The result decoded by its kind, as value is (undefined: none). */
+  readonly resultValue: StoredValue | undefined;
   toJSON(): {
     id: string; topic: string; value: JsonableValue; kind: number; token: string | null; attempts: number;
     maxAttempts: number; lastError: string | null; createdAt: Date; dueAt: Date | null; failedAt: Date | null;
-    parkReason: number; state: MessageState | null; priority: number;
+    parkReason: number; state: MessageState | null; priority: number; doneAt: Date | null;
+    result: JsonableValue | null; resultKind: number | null;
   };
 }
+
+/** An ack's result: any value a payload can be (undefined: none); kept with
+ * the message, done, under queue_done_retention. */
+export interface AckOptions { result?: Value }
 
 /** A message handed out by queue.consume(). */
 export interface ConsumedMessage extends Message {
   /** Resolves once the ack is committed; acks asked for while another of the
    * same consumer is in flight (or in the same event-loop turn) commit
    * together in one ackMany. Rejects with StaleToken for this message alone. */
-  ack(): Promise<void>;
+  ack(options?: AckOptions): Promise<void>;
   nack(error?: string | null, options?: NackOptions): Promise<void>;
   extend(lease: Milliseconds): Promise<void>;
 }
@@ -94,8 +107,17 @@ export class Schedule {
   readonly nextRunAt: Date;
   /** After claim(): the occurrence claimed; else null. */
   readonly occurrence: Date | null;
+  /** The cron expression; null for an interval schedule (whose interval is then not 0). */
+  readonly cron: string | null;
+  /** The topic each occurrence is enqueued on; null: none. */
+  readonly topic: string | null;
+  /** After claim() of a schedule with a topic: the occurrence's message id; else 0n. */
+  readonly messageId: bigint;
   readonly value: StoredValue;
-  toJSON(): { key: string; interval: number; value: JsonableValue; kind: number; nextRunAt: Date; occurrence: Date | null };
+  toJSON(): {
+    key: string; interval: number; value: JsonableValue; kind: number; nextRunAt: Date; occurrence: Date | null;
+    cron: string | null; topic: string | null; messageId: string;
+  };
 }
 
 export class Lease {
@@ -113,6 +135,8 @@ export interface QueueStats {
   dead: number;
   /** Since when the oldest claimable message waits; null: none. */
   oldestPendingAt: Date | null;
+  /** Acked and kept by the store's queue_done_retention. */
+  done: number;
 }
 
 export interface ListOptions {
@@ -138,7 +162,12 @@ export interface ConsumeOptions extends DequeueOptions { prefetch?: number }
 export interface NackOptions { delay?: Milliseconds }
 export interface DeadListOptions { after?: Int; limit?: number }
 export interface BudgetOptions { capacity: Int; refill: Int; period: Milliseconds; n?: Int }
-export interface UpsertOptions { firstRunAt?: Date | null }
+/** cron: a 5-field UTC expression instead of an interval (which is then
+ * null or 0); topic: each occurrence's claim enqueues the payload there, with
+ * maxAttempts (0: 3) and priority (an int32). */
+export interface UpsertOptions {
+  firstRunAt?: Date | null; cron?: string | null; topic?: Name | null; maxAttempts?: number; priority?: number;
+}
 export type ParkReason = 'any' | 'poison' | 'invalid' | number;
 
 /** The namespaces, for a result type R<T>: T (Store) or Promise<T> (AsyncStore). */
@@ -168,7 +197,7 @@ interface QueueOf<Sync extends boolean> {
   cancel(topic: Name, id: Int): R<Sync, boolean>;
   /** A pending or delayed message is claimable delayMs from now (default 0): whether it applied. */
   reschedule(topic: Name, id: Int, delayMs?: Milliseconds): R<Sync, boolean>;
-  ack(msg: Message): R<Sync, void>;
+  ack(msg: Message, options?: AckOptions): R<Sync, void>;
   /** Acks many deliveries of topic in one transaction: true per acked one,
    * false where the token was stale (at most 1000 at once). */
   ackMany(topic: Name, deliveries: Array<Message | [Int, string]>): R<Sync, boolean[]>;
@@ -180,6 +209,8 @@ interface QueueOf<Sync extends boolean> {
   deadRetry(topic: Name, id?: Int): R<Sync, number>;
   deadDelete(topic: Name, id?: Int): R<Sync, number>;
   stats(topic: Name): R<Sync, QueueStats>;
+  /** Drops what outlived its retention on topic (null: every topic): how many. */
+  purge(topic?: Name | null): R<Sync, number>;
 }
 interface LeasesOf<Sync extends boolean> {
   acquire(name: Name, owner: Name, ttl: Milliseconds): R<Sync, Lease | null>;
@@ -204,7 +235,7 @@ interface BudgetsOf<Sync extends boolean> {
   take(name: Name, options: BudgetOptions): R<Sync, number>;
 }
 interface SchedulesOf<Sync extends boolean> {
-  upsert(key: Name, interval: Milliseconds, payload?: Value, options?: UpsertOptions): R<Sync, void>;
+  upsert(key: Name, interval: Milliseconds | null, payload?: Value, options?: UpsertOptions): R<Sync, void>;
   claim(prefix?: Name | null): R<Sync, Schedule | null>;
   get(key: Name): R<Sync, Schedule | null>;
   list(): R<Sync, Schedule[]>;
@@ -229,7 +260,7 @@ declare class AtomicBase<Self> {
   /** The queue ops, applied with the commit: a delivery op whose lease is
    * not live with that token at commit fails the commit (StaleToken); at
    * most one queue op per message id. */
-  queueAck(msg: Message): Self;
+  queueAck(msg: Message, options?: AckOptions): Self;
   queueNack(msg: Message, error?: string | null, options?: NackOptions): Self;
   queueSnooze(topic: Name, id: Int, token: string, delayMs?: Milliseconds): Self;
   queueExtend(msg: Message, lease: Milliseconds): Self;
@@ -301,7 +332,8 @@ export interface HandlerContext {
   /** Aborts when the delivery is no longer the worker's: stalled, or given back at stop's deadline. */
   signal: AbortSignal;
 }
-/** Returns (or resolves): acked. Throws (or rejects): nacked with the error's
+/** Returns (or resolves): acked; a value (VALUES.md; not undefined) is the ack's result (kept under
+ * queue_done_retention), one the store refuses fails the job. Throws (or rejects): nacked with the error's
  * text and the store's backoff. A Snooze thrown or returned: snoozed. */
 export type WorkerHandler = (message: Message, context: HandlerContext) => unknown;
 export interface WorkerCounters {

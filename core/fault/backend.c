@@ -93,6 +93,9 @@ WRAP(queue_claim_topics,
      t, topics, n, l, ms, o)
 WRAP(queue_get, (bitt_backend * be, T *t, const char *topic, uint64_t id, bitt_message **o), t,
      topic, id, o)
+WRAP(queue_purge, (bitt_backend * be, T *t, const char *topic, uint64_t *r), t, topic, r)
+WRAP(schedule_set, (bitt_backend * be, T *t, const bitt_schedule_def *d, int64_t f), t, d, f)
+WRAP(schedule_due, (bitt_backend * be, T *t, const char *p, bitt_schedule **o), t, p, o)
 WRAP(queue_dead_list,
      (bitt_backend * be, T *t, const char *topic, uint64_t a, size_t l, bitt_messages *o), t, topic,
      a, l, o)
@@ -204,6 +207,9 @@ int bitt__fault_wrap_backend(const bitt_backend_ops **ops, bitt_backend **be)
     KEEP(queue_snooze);
     KEEP(queue_claim_topics);
     KEEP(queue_get);
+    KEEP(queue_purge);
+    KEEP(schedule_set);
+    KEEP(schedule_due);
     *ops = &w->wrapped;
     *be = w;
     return BITT_OK;

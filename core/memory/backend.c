@@ -14,7 +14,8 @@
 
 static int mem_open(bitt_url *url, const bitt_limits *limits, bitt_backend **out)
 {
-    (void)limits; /* the engine applies them before every call */
+    /* the engine applies the size limits before every call; the queue
+     * keeps the retentions */
     *out = NULL;
     /* No options of its own: the engine refuses whatever is left unused. */
     if (url->rest && url->rest[0])
@@ -23,6 +24,8 @@ static int mem_open(bitt_url *url, const bitt_limits *limits, bitt_backend **out
     if (!be)
         return bitt__fail(BITT_ENOMEM, "out of memory opening a memory store");
     be->min_expiry = INT64_MAX;
+    be->queue.done_retention_ms = limits->queue_done_retention_ms;
+    be->queue.dead_retention_ms = limits->queue_dead_retention_ms;
     *out = be;
     return BITT_OK;
 }
@@ -108,8 +111,8 @@ const bitt_backend_ops bitt__memory_backend = {
 
     .budget_take = bitt__mem_budget_take,
 
-    .schedule_upsert = bitt__mem_schedule_upsert,
-    .schedule_claim = bitt__mem_schedule_claim,
+    /* schedule_upsert and schedule_claim: replaced by schedule_set and
+     * schedule_due (version 7) */
     .schedule_get = bitt__mem_schedule_get,
     .schedule_list = bitt__mem_schedule_list,
     .schedule_delete = bitt__mem_schedule_delete,
@@ -119,4 +122,8 @@ const bitt_backend_ops bitt__memory_backend = {
 
     .queue_claim_topics = bitt__mem_queue_claim_topics,
     .queue_get = bitt__mem_queue_get,
+
+    .queue_purge = bitt__mem_queue_purge,
+    .schedule_set = bitt__mem_schedule_set,
+    .schedule_due = bitt__mem_schedule_due,
 };

@@ -2,16 +2,18 @@
  * core/memory/commit.c: atomic commits on the memory backend.
  *
  * A commit runs in four passes so that it is all or nothing:
- *   1. every check, lease fence and queue op's judgement (queue_byid.c),
- *      in op order, against the committed state;
+ *   1. every check, lease fence, schedule advance's guard (schedule.c)
+ *      and queue op's judgement (queue_byid.c), in op order, against the
+ *      committed state;
  *   2. a plan: the mutations in order, on a staging entry per distinct key
  *      (itself a small ordered map), so each op sees the ones before it and
  *      sums are computed; nothing in the store is touched;
  *   3. every allocation the result needs (the new rows, room in the
  *      hash index, and the messages and outbox events the commit adds,
  *      planned by queue_commit.c and outbox_commit.c);
- *   4. the queue ops' changes, linking the new rows, messages and events
- *      in and freeing the replaced rows, which cannot fail.
+ *   4. the queue ops' changes and the schedules' advances, linking the new
+ *      rows, messages and events in and freeing the replaced rows, which
+ *      cannot fail.
  * A failure in passes 1-3 frees what the commit allocated and leaves the
  * store exactly as it was.
  */
@@ -55,8 +57,9 @@ static int run_checks(bitt_backend *be, bitt_commit *c, bitt_mem_qop_plan *qops)
                 return rc;
             continue;
         }
-        if (op->type == BITT_OP_FENCE) {
-            int rc = bitt__mem_lease_fence(be, op, c->time.now);
+        if (op->type == BITT_OP_FENCE || op->type == BITT_OP_SCHEDULE_ADVANCE) {
+            int rc = op->type == BITT_OP_FENCE ? bitt__mem_lease_fence(be, op, c->time.now)
+                                               : bitt__mem_schedule_advance_check(be, op);
             if (rc) {
                 c->failed = i;
                 return rc;
@@ -200,7 +203,7 @@ static void discard(bitt_commit *c, size_t planned, stage *stages, size_t used)
 
 int bitt__mem_commit(bitt_backend *be, bitt_commit *c)
 {
-    size_t mutations = 0, enqueues = 0, appends = 0, queue_ops = 0;
+    size_t mutations = 0, enqueues = 0, appends = 0, queue_ops = 0, advances = 0;
     for (size_t i = 0; i < c->count; i++) {
         int type = c->ops[i].type;
         if (op_is_mutation(type))
@@ -211,6 +214,8 @@ int bitt__mem_commit(bitt_backend *be, bitt_commit *c)
             appends++;
         else if (bitt__op_is_queue_by_id(&c->ops[i]))
             queue_ops++;
+        else if (type == BITT_OP_SCHEDULE_ADVANCE)
+            advances++;
         else if (type != BITT_OP_CHECK && type != BITT_OP_FENCE)
             return bitt__fail(BITT_EUNSUPPORTED,
                               "the memory backend does not support commit op type %d", type);
@@ -252,7 +257,7 @@ int bitt__mem_commit(bitt_backend *be, bitt_commit *c)
     bitt_mem_enqueue_plan *queued = NULL;
     bitt_mem_outbox_plan *appended = NULL;
     if (!rc && queue_ops)
-        rc = bitt__mem_qop_prepare(qops, c);
+        rc = bitt__mem_qop_prepare(be, qops, c);
     if (!rc && enqueues)
         rc = bitt__mem_enqueue_plan_prepare(be, c, enqueues, qops, &queued);
     if (!rc && appends)
@@ -273,6 +278,9 @@ int bitt__mem_commit(bitt_backend *be, bitt_commit *c)
         bitt__mem_enqueue_plan_apply(be, queued);
         bitt__mem_qop_finish(be, qops, c);
         bitt__mem_outbox_plan_apply(be, appended);
+        for (size_t i = 0; advances && i < c->count; i++)
+            if (c->ops[i].type == BITT_OP_SCHEDULE_ADVANCE)
+                bitt__mem_schedule_advance(be, &c->ops[i]);
         be->last_version = version;
         c->version = version;
     }

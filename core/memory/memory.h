@@ -25,58 +25,83 @@ typedef struct bitt_mem_row {
 
 /* ---- queue messages (queue_store.c) --------------------------------------- */
 
-enum { BITT_MEM_PENDING = 0, BITT_MEM_PROCESSING = 1, BITT_MEM_DEAD = 2 };
+enum { BITT_MEM_PENDING = 0, BITT_MEM_PROCESSING = 1, BITT_MEM_DEAD = 2, BITT_MEM_DONE = 3 };
 #define BITT_MEM_OKEY_LEN 20
 
-/* A topic: its messages in three ordered maps and a dedup map. Every
- * message is in exactly one of ready, final and dead. */
+/* A topic: its messages in four ordered maps and a dedup map. Every
+ * message is in exactly one of ready, final, dead and done. */
 typedef struct bitt_mem_topic {
     bitt_omap_node node; /* in be->queue.topics, key = name */
     bitt_omap ready;     /* pending, and processing with attempts left, by
                             (priority descending, due_at, id): claim order */
     bitt_omap final;     /* processing on the last attempt, by (due_at, id) */
     bitt_omap dead;      /* dead messages by id */
+    bitt_omap done;      /* done messages (done retention) by (done_at, id) */
+    bitt_omap aging;     /* dead retention only: the dead by (failed_at, id) */
     bitt_omap dedup;     /* live messages holding a dedup key, by that key */
     char name[];
 } bitt_mem_topic;
 
-/* One message: one allocation. A message enqueued with a dedup key has a
- * second map node right after the struct (bitt__mem_msg_dedup_node); then
- * come the payload and the dedup key. */
+/* The result a done message was acked with: one allocation. */
+typedef struct bitt_mem_result {
+    uint32_t len;
+    int32_t kind;
+    uint8_t data[];
+} bitt_mem_result;
+
+/* One message: one allocation. A message enqueued with a dedup key, and
+ * every message of a store with dead retention, has a second map node
+ * right after the struct (bitt__mem_msg_aux_node): it links the message in
+ * topic->dedup while it holds its key, and in topic->aging while it is
+ * dead (a dead message never holds its key again). Then come the payload
+ * and the dedup key. */
 typedef struct bitt_mem_msg {
-    bitt_omap_node order;       /* topic->ready / final (key okey) or topic->dead (okey + 8) */
+    bitt_omap_node order;       /* topic->ready / final / done (key okey, okey + 4) or
+                                   topic->dead (okey + 12) */
     struct bitt_mem_msg *hnext; /* the next message in its id hash bucket */
     bitt_mem_topic *topic;
-    char *last_error; /* malloc'd, bitt__mem_lease_expired, or NULL */
+    char *last_error;        /* malloc'd, bitt__mem_lease_expired, or NULL */
+    bitt_mem_result *result; /* done: the ack's result, or NULL */
     uint64_t id;
     int64_t created_at;
     int64_t due_at; /* pending: claimable from; processing: the lease's end */
     int64_t failed_at;
+    int64_t done_at;
     uint32_t attempts;
     uint32_t max_attempts;
     uint32_t payload_len;
     uint32_t dedup_len;
     int32_t kind;
     int32_t priority;               /* higher is claimed first */
-    uint8_t state;                  /* BITT_MEM_PENDING / PROCESSING / DEAD */
+    uint8_t state;                  /* BITT_MEM_PENDING / PROCESSING / DEAD / DONE */
     uint8_t has_dedup;              /* enqueued with a dedup key */
-    uint8_t in_dedup;               /* its dedup node is linked in topic->dedup */
+    uint8_t in_dedup;               /* its aux node is linked in topic->dedup */
+    uint8_t ages;                   /* dead retention: its aux node is in topic->aging
+                                       while it is dead */
     char token[BITT_TOKEN_LEN + 1]; /* processing: the ack token */
     /* The order keys, big-endian and order-preserving: the priority
      * (inverted, so higher sorts first), due_at, id. ready uses all 20
-     * bytes, final the last 16 (due_at, id), dead the last 8 (id). */
+     * bytes, final the last 16 (due_at, id), dead the last 8 (id). A done
+     * message has done_at in place of due_at (done is keyed by the last
+     * 16), a dead one that ages failed_at (aging is keyed by the last 16,
+     * dead by the id alone). */
     uint8_t okey[BITT_MEM_OKEY_LEN];
 } bitt_mem_msg;
 
 /* The bytes after the struct (sizeof is a multiple of the alignment). */
 static inline uint8_t *bitt__mem_msg_tail(const bitt_mem_msg *m)
 {
-    return (uint8_t *)(m + 1) + (m->has_dedup ? sizeof(bitt_omap_node) : 0);
+    return (uint8_t *)(m + 1) + (m->has_dedup || m->ages ? sizeof(bitt_omap_node) : 0);
+}
+
+static inline bitt_omap_node *bitt__mem_msg_aux_node(const bitt_mem_msg *m)
+{
+    return (bitt_omap_node *)(void *)(m + 1);
 }
 
 static inline bitt_omap_node *bitt__mem_msg_dedup_node(const bitt_mem_msg *m)
 {
-    return (bitt_omap_node *)(void *)(m + 1);
+    return bitt__mem_msg_aux_node(m);
 }
 
 static inline bitt_mem_msg *bitt__mem_msg_of_dedup(const bitt_omap_node *n)
@@ -101,6 +126,10 @@ typedef struct bitt_mem_queue {
     size_t bucket_count;
     size_t count;
     uint64_t last_id; /* ids are store-wide, from 1 */
+    /* the retentions the store was opened with (0 = none): acks keep done
+     * messages, sweeps drop what outlived them */
+    int64_t done_retention_ms;
+    int64_t dead_retention_ms;
 } bitt_mem_queue;
 
 /* ---- outbox events (outbox.c, outbox_commit.c) ----------------------------- */
@@ -268,15 +297,16 @@ void bitt__mem_topic_link(bitt_backend *be, bitt_mem_topic *topic);
 /* Frees the topic when it holds no message. */
 void bitt__mem_topic_release(bitt_backend *be, bitt_mem_topic *topic);
 
-/* A new pending message due at due_at, not linked; NULL with BITT_ENOMEM. */
+/* A new pending message due at due_at, not linked; NULL with BITT_ENOMEM.
+ * ages: the store has dead retention (the message gets its aux node). */
 bitt_mem_msg *bitt__mem_msg_new(uint64_t id, const uint8_t *payload, size_t len, int kind,
                                 const uint8_t *dedup, size_t dedup_len, uint32_t max_attempts,
-                                int32_t priority, int64_t created_at, int64_t due_at);
+                                int32_t priority, int64_t created_at, int64_t due_at, int ages);
 /* Makes room in the id index for `extra` more messages; BITT_ENOMEM. */
 int bitt__mem_msg_reserve(bitt_backend *be, size_t extra);
 /* Links a new message into topic and the id index (room reserved). */
 void bitt__mem_msg_link(bitt_backend *be, bitt_mem_topic *topic, bitt_mem_msg *msg);
-/* Unlinks and frees a message (ack, dead delete). */
+/* Unlinks and frees a message (ack, cancel, dead delete, retention). */
 void bitt__mem_msg_drop(bitt_backend *be, bitt_mem_msg *msg);
 /* The message of topic with this id, or NULL. */
 bitt_mem_msg *bitt__mem_msg_find(const bitt_backend *be, const bitt_mem_topic *topic, uint64_t id);
@@ -288,10 +318,20 @@ int bitt__mem_msg_holds_key(const bitt_mem_msg *msg, int64_t now);
 void bitt__mem_msg_move(bitt_mem_msg *msg, int state, uint32_t attempts, int64_t due_at);
 /* Dead-letters a live message: failed_at, error (ownership taken). */
 void bitt__mem_msg_kill(bitt_mem_msg *msg, int64_t failed_at, char *error);
+/* Makes a processing message done at now with result (ownership taken,
+ * NULL = none): its dedup key is given up, its token cleared. */
+void bitt__mem_msg_finish(bitt_mem_msg *msg, int64_t now, bitt_mem_result *result);
 /* A dead message back to pending at now, attempts 0, error cleared. */
 void bitt__mem_msg_revive(bitt_mem_msg *msg, int64_t now);
-/* Dead-letters topic's processing messages whose last lease ended. */
-void bitt__mem_queue_sweep(bitt_mem_topic *topic, int64_t now);
+/* Dead-letters topic's processing messages whose last lease ended, then
+ * drops what outlived the store's retentions (queue_retention.c); returns
+ * how many it dropped. Never frees the topic. */
+uint64_t bitt__mem_queue_sweep(bitt_backend *be, bitt_mem_topic *topic, int64_t now);
+/* Its first part: only the expired last leases (queue_store.c). */
+void bitt__mem_queue_sweep_leases(bitt_mem_topic *topic, int64_t now);
+/* A result for bitt__mem_msg_finish from an ack op's value (NULL = none):
+ * BITT_OK with *out (NULL when none), or BITT_ENOMEM. */
+int bitt__mem_result_new(const uint8_t *value, size_t len, int kind, bitt_mem_result **out);
 /* A bitt_message copy; token, attempts and due_at given by the caller.
  * NULL with BITT_ENOMEM set. */
 bitt_message *bitt__mem_msg_copy(const bitt_mem_msg *msg, const char *token, uint32_t attempts,
@@ -300,7 +340,8 @@ void bitt__mem_queue_free(bitt_backend *be);
 
 /* ---- deliveries (queue.c) ------------------------------------------------- */
 
-/* The topic called name after its sweep at now; NULL when it has no message. */
+/* The topic called name after its sweep at now; NULL when it has no message
+ * (a topic the sweep emptied is freed). */
 bitt_mem_topic *bitt__mem_queue_enter(bitt_backend *be, const char *name, int64_t now);
 /* After the topic's sweep: the processing message of topic with id and
  * token under a live lease, or NULL with BITT_ETOKEN set. */
@@ -311,12 +352,14 @@ bitt_mem_msg *bitt__mem_delivery(bitt_backend *be, const char *topic, uint64_t i
 typedef struct bitt_mem_delivery_change {
     int type;
     int64_t now;
-    int64_t ms;  /* nack delay (< 0: backoff), snooze delay, extend's lease */
-    char *error; /* nack: the error text (malloc'd or NULL), taken */
+    int64_t ms;              /* nack delay (< 0: backoff), snooze delay, extend's lease */
+    char *error;             /* nack: the error text (malloc'd or NULL), taken */
+    bitt_mem_result *result; /* ack with done retention: the result (or NULL), taken */
     const bitt_backoff *backoff;
 } bitt_mem_delivery_change;
 /* Applies d to a message bitt__mem_delivery returned; cannot fail. An ack
- * frees the message but not its topic (bitt__mem_topic_release). */
+ * frees the message (or, with done retention, keeps it done) but not its
+ * topic (bitt__mem_topic_release). */
 void bitt__mem_delivery_apply(bitt_backend *be, bitt_mem_msg *m, const bitt_mem_delivery_change *d);
 
 /* ---- commit ops beyond KV (queue_commit.c, queue_byid.c, outbox_commit.c,
@@ -334,7 +377,7 @@ typedef struct bitt_mem_qop_plan bitt_mem_qop_plan;
  * (after them) and the plan; discard undoes check and prepare. */
 int bitt__mem_qop_plan_new(size_t n, bitt_mem_qop_plan **out);
 int bitt__mem_qop_check(bitt_backend *be, bitt_mem_qop_plan *p, bitt_commit *c, size_t i);
-int bitt__mem_qop_prepare(bitt_mem_qop_plan *p, bitt_commit *c);
+int bitt__mem_qop_prepare(bitt_backend *be, bitt_mem_qop_plan *p, bitt_commit *c);
 void bitt__mem_qop_apply(bitt_backend *be, bitt_mem_qop_plan *p, bitt_commit *c);
 void bitt__mem_qop_finish(bitt_backend *be, bitt_mem_qop_plan *p, const bitt_commit *c);
 void bitt__mem_qop_discard(bitt_mem_qop_plan *p, bitt_commit *c);
@@ -358,6 +401,13 @@ void bitt__mem_outbox_plan_apply(bitt_backend *be, bitt_mem_outbox_plan *plan);
 void bitt__mem_outbox_plan_discard(bitt_commit *c, bitt_mem_outbox_plan *plan);
 /* The stream called name, or NULL (outbox_commit.c). */
 bitt_mem_stream *bitt__mem_stream_find(const bitt_backend *be, const char *name);
+
+/* A SCHEDULE_ADVANCE op: check judges it with the other checks (BITT_OK,
+ * or BITT_ECONFLICT with a message when the schedule is gone or no longer
+ * at the occurrence in op.delta); advance moves it to op.delay_ms and
+ * cannot fail (schedule.c). */
+int bitt__mem_schedule_advance_check(bitt_backend *be, const bitt_op *op);
+void bitt__mem_schedule_advance(bitt_backend *be, const bitt_op *op);
 
 /* A FENCE op: BITT_OK or BITT_ELEASELOST with a message. */
 int bitt__mem_lease_fence(bitt_backend *be, const bitt_op *op, int64_t now);
@@ -390,6 +440,8 @@ int bitt__mem_queue_dead_retry(bitt_backend *be, const bitt_time *t, const char 
                                uint64_t *count);
 int bitt__mem_queue_dead_delete(bitt_backend *be, const bitt_time *t, const char *topic,
                                 uint64_t id, uint64_t *count);
+int bitt__mem_queue_purge(bitt_backend *be, const bitt_time *t, const char *topic,
+                          uint64_t *removed);
 
 int bitt__mem_lease_acquire(bitt_backend *be, const bitt_time *t, const char *name,
                             const char *owner, int64_t ttl_ms, uint64_t *epoch,
@@ -431,11 +483,10 @@ int bitt__mem_budget_take(bitt_backend *be, const bitt_time *t, const char *name
                           const bitt_budget_params *p, int64_t n, int64_t *wait_ms);
 void bitt__mem_budget_free(bitt_backend *be);
 
-int bitt__mem_schedule_upsert(bitt_backend *be, const bitt_time *t, const char *key,
-                              int64_t interval_ms, const uint8_t *payload, size_t len, int kind,
-                              int64_t first_run_at);
-int bitt__mem_schedule_claim(bitt_backend *be, const bitt_time *t, const char *prefix,
-                             bitt_schedule **out);
+int bitt__mem_schedule_set(bitt_backend *be, const bitt_time *t, const bitt_schedule_def *def,
+                           int64_t first_run_at);
+int bitt__mem_schedule_due(bitt_backend *be, const bitt_time *t, const char *prefix,
+                           bitt_schedule **out);
 int bitt__mem_schedule_get(bitt_backend *be, const bitt_time *t, const char *key,
                            bitt_schedule **out);
 int bitt__mem_schedule_list(bitt_backend *be, const bitt_time *t, bitt_schedule_array *out);

@@ -14,8 +14,13 @@
 bitt_mem_topic *bitt__mem_queue_enter(bitt_backend *be, const char *name, int64_t now)
 {
     bitt_mem_topic *topic = bitt__mem_topic_find(be, name);
-    if (topic)
-        bitt__mem_queue_sweep(topic, now);
+    if (!topic)
+        return NULL;
+    /* Only retention drops messages, so only then can a topic empty here. */
+    if (bitt__mem_queue_sweep(be, topic, now)) {
+        bitt__mem_topic_release(be, topic);
+        topic = bitt__mem_topic_find(be, name);
+    }
     return topic;
 }
 
@@ -118,7 +123,9 @@ bitt_mem_msg *bitt__mem_delivery(bitt_backend *be, const char *name, uint64_t id
     if (!m)
         why = "no such message";
     else if (m->state != BITT_MEM_PROCESSING)
-        why = m->state == BITT_MEM_DEAD ? "it is dead" : "it is not leased";
+        why = m->state == BITT_MEM_DEAD   ? "it is dead"
+              : m->state == BITT_MEM_DONE ? "it is done"
+                                          : "it is not leased";
     else if (strcmp(m->token, token))
         why = "the token belongs to another delivery";
     else if (m->due_at <= now)
@@ -134,7 +141,12 @@ void bitt__mem_delivery_apply(bitt_backend *be, bitt_mem_msg *m, const bitt_mem_
 {
     const int64_t now = d->now;
     switch (d->type) {
-    case BITT_OP_QUEUE_ACK: bitt__mem_msg_drop(be, m); return;
+    case BITT_OP_QUEUE_ACK:
+        if (be->queue.done_retention_ms > 0)
+            bitt__mem_msg_finish(m, now, d->result);
+        else
+            bitt__mem_msg_drop(be, m);
+        return;
     case BITT_OP_QUEUE_NACK: {
         if (m->attempts >= m->max_attempts) {
             bitt__mem_msg_kill(m, now, d->error);
@@ -223,12 +235,13 @@ int bitt__mem_queue_stats(bitt_backend *be, const bitt_time *t, const char *name
                           bitt_queue_stats *out)
 {
     const int64_t now = t->now;
-    out->pending = out->delayed = out->processing = out->dead = 0;
+    out->pending = out->delayed = out->processing = out->dead = out->done = 0;
     out->oldest_pending_at = 0;
     bitt_mem_topic *topic = bitt__mem_queue_enter(be, name, now);
     if (!topic)
         return BITT_OK;
     out->dead = topic->dead.count;
+    out->done = topic->done.count;
     /* Swept, final holds live last leases only. ready is by priority first,
      * so the oldest claimable message may be anywhere in it. A walk of the
      * topic: stats are not on any hot path. */

@@ -18,9 +18,10 @@
 #include "memory/memory.h"
 
 typedef struct qitem {
-    size_t index;      /* the op's index in the commit */
-    bitt_mem_msg *msg; /* the message the op applies to; NULL: it does nothing */
-    char *error;       /* a nack's copied error text, until apply takes it */
+    size_t index;            /* the op's index in the commit */
+    bitt_mem_msg *msg;       /* the message the op applies to; NULL: it does nothing */
+    char *error;             /* a nack's copied error text, until apply takes it */
+    bitt_mem_result *result; /* an ack's copied result (done retention), the same */
 } qitem;
 
 struct bitt_mem_qop_plan {
@@ -38,6 +39,8 @@ static int state_of(const bitt_mem_msg *m, int64_t now)
 {
     if (m->state == BITT_MEM_DEAD)
         return BITT_MSG_DEAD;
+    if (m->state == BITT_MEM_DONE)
+        return BITT_MSG_DONE;
     if (m->due_at <= now)
         return BITT_MSG_PENDING; /* also a lease that ran out */
     return m->state == BITT_MEM_PROCESSING ? BITT_MSG_LEASED : BITT_MSG_DELAYED;
@@ -80,27 +83,31 @@ int bitt__mem_qop_check(bitt_backend *be, bitt_mem_qop_plan *p, bitt_commit *c, 
         }
     } else {
         m = bitt__mem_msg_find(be, bitt__mem_queue_enter(be, op->name, now), op->version);
-        /* cancel: anything but a dead letter; reschedule: pending, delayed
-         * or a lease that ran out (a last one is dead by the sweep). */
-        if (m && m->state == BITT_MEM_DEAD)
+        /* cancel: anything but a dead letter or a done message;
+         * reschedule: pending, delayed or a lease that ran out (a last one
+         * is dead by the sweep). */
+        if (m && (m->state == BITT_MEM_DEAD || m->state == BITT_MEM_DONE))
             m = NULL;
         if (m && op->type == BITT_OP_QUEUE_RESCHEDULE && m->state == BITT_MEM_PROCESSING &&
             m->due_at > now)
             m = NULL;
     }
-    p->items[p->count++] = (qitem){i, m, NULL};
+    p->items[p->count++] = (qitem){i, m, NULL, NULL};
     return BITT_OK;
 }
 
-int bitt__mem_qop_prepare(bitt_mem_qop_plan *p, bitt_commit *c)
+int bitt__mem_qop_prepare(bitt_backend *be, bitt_mem_qop_plan *p, bitt_commit *c)
 {
     for (size_t k = 0; k < p->count; k++) {
         const bitt_op *op = &c->ops[p->items[k].index];
-        if (op->type == BITT_OP_QUEUE_NACK) {
-            int rc = bitt__mem_strdup((const char *)op->aux, &p->items[k].error);
-            if (rc)
-                return rc;
-        }
+        int rc = BITT_OK;
+        if (op->type == BITT_OP_QUEUE_NACK)
+            rc = bitt__mem_strdup((const char *)op->aux, &p->items[k].error);
+        /* without done retention the result goes with the message */
+        else if (op->type == BITT_OP_QUEUE_ACK && be->queue.done_retention_ms > 0)
+            rc = bitt__mem_result_new(op->value, op->value_len, op->kind, &p->items[k].result);
+        if (rc)
+            return rc;
     }
     return BITT_OK;
 }
@@ -139,9 +146,11 @@ void bitt__mem_qop_apply(bitt_backend *be, bitt_mem_qop_plan *p, bitt_commit *c)
                 .now = now,
                 .ms = op->type == BITT_OP_QUEUE_EXTEND ? op->ttl_ms : op->delay_ms,
                 .error = it->error,
+                .result = it->result,
                 .backoff = c->backoff,
             };
             it->error = NULL; /* taken by the change */
+            it->result = NULL;
             bitt__mem_delivery_apply(be, it->msg, &d);
         }
         it->msg = NULL; /* it may be freed */
@@ -166,6 +175,7 @@ void bitt__mem_qop_discard(bitt_mem_qop_plan *p, bitt_commit *c)
 {
     for (size_t k = 0; p && k < p->count; k++) {
         free(p->items[k].error);
+        free(p->items[k].result);
         c->ops[p->items[k].index].found = 0;
     }
     free(p);

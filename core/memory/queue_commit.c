@@ -81,9 +81,10 @@ static int plan_op(bitt_backend *be, bitt_mem_enqueue_plan *p, bitt_op *op, size
     item *it = &p->items[p->count++];
     *it = (item){NULL, topic, fresh};
     const uint64_t id = p->last_id + 1;
-    it->msg = bitt__mem_msg_new(id, op->value, op->value_len, op->kind, op->aux, op->aux_len,
-                                op->max_attempts, op->priority, p->now,
-                                bitt__time_add(p->now, op->delay_ms));
+    it->msg =
+        bitt__mem_msg_new(id, op->value, op->value_len, op->kind, op->aux, op->aux_len,
+                          op->max_attempts, op->priority, p->now,
+                          bitt__time_add(p->now, op->delay_ms), be->queue.dead_retention_ms > 0);
     if (!it->msg)
         return bitt_error_last_code(); /* set by bitt__mem_msg_new */
     p->last_id = id;
@@ -126,7 +127,7 @@ void bitt__mem_enqueue_plan_apply(bitt_backend *be, bitt_mem_enqueue_plan *p)
         if (it->new_topic)
             bitt__mem_topic_link(be, it->topic);
         else /* an expired last lease gives its dedup key up first */
-            bitt__mem_queue_sweep(it->topic, p->now);
+            bitt__mem_queue_sweep(be, it->topic, p->now);
         bitt__mem_msg_link(be, it->topic, it->msg);
     }
     be->queue.last_id = p->last_id;

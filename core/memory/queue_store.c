@@ -8,7 +8,10 @@
  *              processing with attempts left;
  *       final  by (due_at, id): processing on the last attempt;
  *       dead   by id;
- *   - its topic's `dedup` map while live and holding a dedup key.
+ *       done   by (done_at, id): acked, kept for the done retention;
+ *   - its topic's `dedup` map while live and holding a dedup key, or, with
+ *     dead retention, its `aging` map by (failed_at, id) while dead, through
+ *     the one aux node.
  * Every queue call first moves the front of `final` whose lease ended to
  * `dead` (the sweep), so after it nothing in `final` is claimable and a
  * claim walks `ready` alone, in claim order: within one priority the
@@ -60,7 +63,7 @@ void bitt__mem_topic_link(bitt_backend *be, bitt_mem_topic *topic)
 
 void bitt__mem_topic_release(bitt_backend *be, bitt_mem_topic *topic)
 {
-    if (topic->ready.count || topic->final.count || topic->dead.count)
+    if (topic->ready.count || topic->final.count || topic->dead.count || topic->done.count)
         return;
     bitt__omap_remove(&be->queue.topics, &topic->node);
     free(topic);
@@ -82,6 +85,8 @@ static bitt_omap *home(const bitt_mem_msg *m)
 {
     if (m->state == BITT_MEM_DEAD)
         return &m->topic->dead;
+    if (m->state == BITT_MEM_DONE)
+        return &m->topic->done;
     if (m->state == BITT_MEM_PROCESSING && m->attempts >= m->max_attempts)
         return &m->topic->final;
     return &m->topic->ready;
@@ -90,7 +95,7 @@ static bitt_omap *home(const bitt_mem_msg *m)
 static void insert_home(bitt_mem_msg *m)
 {
     bitt_omap *map = home(m);
-    size_t skip = map == &m->topic->ready ? 0 : map == &m->topic->final ? 4 : 12;
+    size_t skip = map == &m->topic->ready ? 0 : map == &m->topic->dead ? 12 : 4;
     m->order.key = m->okey + skip;
     m->order.key_len = (uint32_t)(BITT_MEM_OKEY_LEN - skip);
     bitt__omap_insert(map, &m->order);
@@ -98,13 +103,13 @@ static void insert_home(bitt_mem_msg *m)
 
 bitt_mem_msg *bitt__mem_msg_new(uint64_t id, const uint8_t *payload, size_t len, int kind,
                                 const uint8_t *dedup, size_t dedup_len, uint32_t max_attempts,
-                                int32_t priority, int64_t created_at, int64_t due_at)
+                                int32_t priority, int64_t created_at, int64_t due_at, int ages)
 {
     if (len > UINT32_MAX || dedup_len > UINT32_MAX) {
         bitt__fail(BITT_ETOOLARGE, "memory backend: a message over 4 GiB");
         return NULL;
     }
-    size_t node = dedup ? sizeof(bitt_omap_node) : 0;
+    size_t node = dedup || ages ? sizeof(bitt_omap_node) : 0;
     bitt_mem_msg *m = bitt__malloc(sizeof *m + node + len + dedup_len);
     if (!m) {
         bitt__fail(BITT_ENOMEM, "out of memory for a message of %zu bytes", len);
@@ -112,6 +117,7 @@ bitt_mem_msg *bitt__mem_msg_new(uint64_t id, const uint8_t *payload, size_t len,
     }
     memset(m, 0, sizeof *m);
     m->has_dedup = dedup != NULL;
+    m->ages = ages != 0;
     uint8_t *tail = bitt__mem_msg_tail(m);
     if (len)
         memcpy(tail, payload, len);
@@ -208,6 +214,26 @@ static void release_key(bitt_mem_msg *m)
     }
 }
 
+/* The aux node of a dead message of a store with dead retention, keyed by
+ * (failed_at, id): okey's due_at bytes are unused while it is dead. */
+static void start_aging(bitt_mem_msg *m)
+{
+    if (!m->ages)
+        return;
+    bitt__mem_put_i64(m->okey + 4, m->failed_at);
+    bitt_omap_node *n = bitt__mem_msg_aux_node(m);
+    memset(n, 0, sizeof *n);
+    n->key = m->okey + 4;
+    n->key_len = BITT_MEM_OKEY_LEN - 4;
+    bitt__omap_insert(&m->topic->aging, n);
+}
+
+static void stop_aging(bitt_mem_msg *m)
+{
+    if (m->ages && m->state == BITT_MEM_DEAD)
+        bitt__omap_remove(&m->topic->aging, bitt__mem_msg_aux_node(m));
+}
+
 void bitt__mem_msg_drop(bitt_backend *be, bitt_mem_msg *msg)
 {
     bitt_mem_queue *q = &be->queue;
@@ -218,7 +244,9 @@ void bitt__mem_msg_drop(bitt_backend *be, bitt_mem_msg *msg)
     q->count--;
     bitt__omap_remove(home(msg), &msg->order);
     release_key(msg);
+    stop_aging(msg);
     bitt__mem_error_free(msg->last_error);
+    free(msg->result);
     free(msg);
 }
 
@@ -249,10 +277,24 @@ void bitt__mem_msg_kill(bitt_mem_msg *m, int64_t failed_at, char *error)
     bitt__mem_error_free(m->last_error);
     m->last_error = error;
     insert_home(m); /* the dead map, keyed by id alone */
+    start_aging(m);
+}
+
+void bitt__mem_msg_finish(bitt_mem_msg *m, int64_t now, bitt_mem_result *result)
+{
+    bitt__omap_remove(home(m), &m->order);
+    release_key(m);
+    m->state = BITT_MEM_DONE;
+    m->done_at = now;
+    m->token[0] = '\0';
+    m->result = result;
+    bitt__mem_put_i64(m->okey + 4, now); /* done is by (done_at, id) */
+    insert_home(m);
 }
 
 void bitt__mem_msg_revive(bitt_mem_msg *m, int64_t now)
 {
+    stop_aging(m);
     bitt__omap_remove(&m->topic->dead, &m->order);
     m->state = BITT_MEM_PENDING;
     m->attempts = 0;
@@ -266,7 +308,9 @@ void bitt__mem_msg_revive(bitt_mem_msg *m, int64_t now)
     insert_home(m);
 }
 
-void bitt__mem_queue_sweep(bitt_mem_topic *topic, int64_t now)
+/* Dead-letters topic's processing messages whose last lease ended (the
+ * first part of bitt__mem_queue_sweep). */
+void bitt__mem_queue_sweep_leases(bitt_mem_topic *topic, int64_t now)
 {
     for (bitt_omap_node *n; (n = bitt__omap_first(&topic->final));) {
         bitt_mem_msg *m = BITT_MEM_OF(n, bitt_mem_msg, order);
@@ -293,6 +337,10 @@ bitt_message *bitt__mem_msg_copy(const bitt_mem_msg *m, const char *token, uint3
         .due_at = due_at,
         .failed_at = m->failed_at,
         .priority = m->priority,
+        .done_at = m->done_at,
+        .result = m->result ? (uint8_t *)m->result->data : NULL,
+        .result_len = m->result ? m->result->len : 0,
+        .result_kind = m->result ? m->result->kind : 0,
     };
     bitt_message *copy = bitt__message_new(&f);
     if (!copy)
@@ -313,6 +361,7 @@ void bitt__mem_queue_free(bitt_backend *be)
         for (bitt_mem_msg *m = q->buckets[i], *next; m; m = next) {
             next = m->hnext;
             bitt__mem_error_free(m->last_error);
+            free(m->result);
             free(m);
         }
     }

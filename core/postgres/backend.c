@@ -24,11 +24,14 @@ static void pg_close(bitt_backend *be)
 
 static int pg_open(bitt_url *url, const bitt_limits *limits, bitt_backend **out)
 {
-    (void)limits; /* the engine applies them; every one fits (pg_internal.h) */
+    /* the engine applies the size limits (every one fits: pg_internal.h);
+     * the queue keeps the retentions */
     *out = NULL;
     bitt_backend *be = bitt__calloc(1, sizeof *be);
     if (!be)
         return bitt__fail(BITT_ENOMEM, "postgres: out of memory opening a store");
+    be->done_retention_ms = limits->queue_done_retention_ms;
+    be->dead_retention_ms = limits->queue_dead_retention_ms;
     bitt__pg_listen_init(be);
     int status = bitt__pg_read_url(url, be);
     /* The whole URL is checked before the first connection: a misspelt
@@ -174,11 +177,10 @@ POOLED(budget_take,
        (bitt_backend * be, const bitt_time *t, const char *name, const bitt_budget_params *p,
         int64_t n, int64_t *wait_ms),
        (s, t, name, p, n, wait_ms))
-POOLED(schedule_upsert,
-       (bitt_backend * be, const bitt_time *t, const char *key, int64_t interval_ms,
-        const uint8_t *payload, size_t len, int kind, int64_t first_run_at),
-       (s, t, key, interval_ms, payload, len, kind, first_run_at))
-POOLED(schedule_claim,
+POOLED(schedule_set,
+       (bitt_backend * be, const bitt_time *t, const bitt_schedule_def *def, int64_t first_run_at),
+       (s, t, def, first_run_at))
+POOLED(schedule_due,
        (bitt_backend * be, const bitt_time *t, const char *prefix, bitt_schedule **out),
        (s, t, prefix, out))
 POOLED(schedule_get, (bitt_backend * be, const bitt_time *t, const char *key, bitt_schedule **out),
@@ -197,6 +199,8 @@ POOLED(queue_claim_topics,
 POOLED(queue_get,
        (bitt_backend * be, const bitt_time *t, const char *topic, uint64_t id, bitt_message **out),
        (s, t, topic, id, out))
+POOLED(queue_purge, (bitt_backend * be, const bitt_time *t, const char *topic, uint64_t *removed),
+       (s, t, topic, removed))
 
 const bitt_backend_ops bitt__postgres_backend = {
     .version = BITT_BACKEND_OPS_VERSION,
@@ -233,8 +237,8 @@ const bitt_backend_ops bitt__postgres_backend = {
     .pubsub_head = pooled_pubsub_head,
     .pubsub_fetch = pooled_pubsub_fetch,
     .budget_take = pooled_budget_take,
-    .schedule_upsert = pooled_schedule_upsert,
-    .schedule_claim = pooled_schedule_claim,
+    /* schedule_upsert and schedule_claim: replaced by schedule_set and
+     * schedule_due (version 7) */
     .schedule_get = pooled_schedule_get,
     .schedule_list = pooled_schedule_list,
     .schedule_delete = pooled_schedule_delete,
@@ -245,4 +249,8 @@ const bitt_backend_ops bitt__postgres_backend = {
     .concurrent = 1,
     .queue_claim_topics = pooled_queue_claim_topics,
     .queue_get = pooled_queue_get,
+
+    .queue_purge = pooled_queue_purge,
+    .schedule_set = pooled_schedule_set,
+    .schedule_due = pooled_schedule_due,
 };

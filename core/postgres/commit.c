@@ -8,7 +8,9 @@
  * check on an absent key serializes too; rows read by checks are locked
  * FOR UPDATE, leases read by fences FOR SHARE. A queue op (ack ...
  * reschedule of a message by id) locks a key per message and then, after
- * its topic's sweep, the message's row FOR UPDATE (queue_txn.c). Only
+ * its topic's sweep, the message's row FOR UPDATE (queue_txn.c); a
+ * schedule advance locks a key per schedule, then its row FOR UPDATE
+ * (schedule.c). Only
  * then is the versionstamp taken (nextval once per commit), so a key's versions
  * increase in commit order. Two commits against one version cannot both
  * succeed: the second waits for the first's locks and then reads its row.
@@ -48,8 +50,9 @@
  * implicit transaction: key locks, queue sweeps, the stamp order lock,
  * versionstamp, every mutation in op order
  * (each sees the ones before it), NOTIFY when it enqueues. With checks,
- * fences or queue ops it is two: BEGIN, locks and the reads; then, once
- * every check passed (a queue op's delivery is a check), the same
+ * fences, queue ops or schedule advances it is two: BEGIN, locks and the
+ * reads; then, once every check passed (a queue op's delivery is a check,
+ * and so is a schedule advance's occurrence), the same
  * mutations and COMMIT. A sum refuses a non-counter or an
  * int64 overflow with an error of its statement, which rolls everything
  * back.
@@ -172,13 +175,16 @@ static size_t gather_keys(const bitt_backend *be, const bitt_commit *c, plan *pl
         case BITT_OP_OUTBOX_APPEND:
             pl->keys[pl->nkeys++] = bitt__pg_lock_key(be, 'o', op->name, strlen(op->name), NULL, 0);
             break;
+        case BITT_OP_SCHEDULE_ADVANCE:
+            pl->keys[pl->nkeys++] = bitt__pg_schedule_lock_key(be, op);
+            break;
         default:
             if (bitt__op_is_queue_by_id(op))
                 pl->keys[pl->nkeys++] = bitt__pg_qop_lock_key(be, op);
             break;
         }
-        reads +=
-            op->type == BITT_OP_CHECK || op->type == BITT_OP_FENCE || bitt__op_is_queue_by_id(op);
+        reads += op->type == BITT_OP_CHECK || op->type == BITT_OP_FENCE ||
+                 op->type == BITT_OP_SCHEDULE_ADVANCE || bitt__op_is_queue_by_id(op);
     }
     return reads;
 }
@@ -192,20 +198,30 @@ static int first_on_topic(const bitt_commit *c, size_t i)
     return 1;
 }
 
+/* The whole sweep of topic (bitt__pg_sweep_steps) as steps of pl. */
+static void add_sweep(const bitt_backend *be, plan *pl, const char *topic, const bitt_time *t)
+{
+    pl->n += bitt__pg_sweep_steps(be, topic, NULL, t, &pl->steps[pl->n], &pl->params[pl->n]);
+}
+
 /* The reads of batch 1: the sweep of each queue op's topic, then every
- * check, fence and queue op's message, in op order. */
-static void add_reads(plan *pl, const bitt_commit *c)
+ * check, fence, queue op's message and schedule advance's schedule, in op
+ * order. */
+static void add_reads(const bitt_backend *be, plan *pl, const bitt_commit *c)
 {
     for (size_t i = 0; i < c->count; i++)
         if (bitt__op_is_queue_by_id(&c->ops[i]) && first_on_topic(c, i))
-            bitt__pg_sweep_params(add(pl, PG_Q_SWEEP, bitt__pg_sweep_sql), c->ops[i].name,
-                                  &c->time);
+            add_sweep(be, pl, c->ops[i].name, &c->time);
     for (size_t i = 0; i < c->count; i++) {
         const bitt_op *op = &c->ops[i];
         bitt_pg_params *p;
         if (bitt__op_is_queue_by_id(op)) {
             pl->read_step[i] = pl->n;
             bitt__pg_qop_read(op, &c->time, &pl->steps[pl->n], &pl->params[pl->n]);
+            pl->n++;
+        } else if (op->type == BITT_OP_SCHEDULE_ADVANCE) {
+            pl->read_step[i] = pl->n;
+            bitt__pg_schedule_read(op, &pl->steps[pl->n], &pl->params[pl->n]);
             pl->n++;
         } else if (op->type == BITT_OP_CHECK) {
             pl->read_step[i] = pl->n;
@@ -269,7 +285,7 @@ static void add_writes(const bitt_backend *be, plan *pl, const bitt_commit *c, i
             seen = c->ops[j].type == BITT_OP_ENQUEUE && c->ops[j].aux &&
                    !strcmp(c->ops[j].name, op->name);
         if (!seen)
-            bitt__pg_sweep_params(add(pl, PG_Q_SWEEP, bitt__pg_sweep_sql), op->name, &c->time);
+            add_sweep(be, pl, op->name, &c->time);
     }
     *stamp_step = add_stamp(be, pl);
     for (size_t i = 0; i < c->count; i++) {
@@ -312,11 +328,16 @@ static void add_writes(const bitt_backend *be, plan *pl, const bitt_commit *c, i
             bitt__pg_p_i32(p, op->kind);
             bitt__pg_p_now(p, &c->time);
             break;
+        case BITT_OP_SCHEDULE_ADVANCE:
+            p = &pl->params[pl->n];
+            bitt__pg_schedule_write(op, &pl->steps[pl->n], p);
+            pl->n++;
+            break;
         default:
             if (!bitt__op_is_queue_by_id(op) || !pl->qops[i].write)
                 break;
             p = &pl->params[pl->n];
-            bitt__pg_qop_write(op, &pl->qops[i], c->backoff, &pl->steps[pl->n], p);
+            bitt__pg_qop_write(be, op, &pl->qops[i], c->backoff, &pl->steps[pl->n], p);
             pl->n++;
             /* Waiters in other processes hear of it as of an enqueue. */
             wake |= bitt__op_makes_claimable(op);
@@ -351,6 +372,14 @@ static int judge_reads(plan *pl, bitt_commit *c)
             if (!found) {
                 c->failed = i;
                 return bitt__pg_lease_lost(op->name, op->owner, op->version);
+            }
+            continue;
+        }
+        if (op->type == BITT_OP_SCHEDULE_ADVANCE) {
+            int rc = bitt__pg_schedule_judge(op, res);
+            if (rc) {
+                c->failed = i;
+                return rc;
             }
             continue;
         }
@@ -479,7 +508,7 @@ static int run_commit(bitt_backend *be, bitt_commit *c, plan *pl)
         pl->n++;
     }
     if (reads) {
-        add_reads(pl, c);
+        add_reads(be, pl, c);
         rc = bitt__pg_run(be, pl->steps, pl->n, "commit");
         if (!rc) {
             rc = judge_reads(pl, c);
@@ -508,10 +537,10 @@ int bitt__pg_commit(bitt_backend *be, bitt_commit *c)
     int rc = bitt__pg_schema(be);
     if (rc)
         return rc;
-    /* At most: BEGIN, LOCK, a sweep and a read per op; then a sweep per
-     * op, the stamp order lock, the stamp, a mutation per op, NOTIFY,
-     * COMMIT. */
-    size_t cap = 2 * c->count + 4;
+    /* At most: BEGIN, LOCK, a sweep (BITT_PG_SWEEP_MAX steps) and a read
+     * per op; then a sweep per op, the stamp order lock, the stamp, a
+     * mutation per op, NOTIFY, COMMIT. */
+    size_t cap = (2 * BITT_PG_SWEEP_MAX + 2) * c->count + 4;
     plan pl = {0};
     pl.steps = bitt__calloc(cap, sizeof *pl.steps);
     pl.params = bitt__calloc(cap, sizeof *pl.params);

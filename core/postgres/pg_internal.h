@@ -13,6 +13,8 @@
  *               outbox append)
  *   queue.c     claim (one topic or several), ack, nack, extend, snooze,
  *               the expired-lease sweep
+ *   queue_retention.c  done messages and dead letters that outlived their
+ *               retention: the sweep's second half, and purge
  *   queue_txn.c  messages by id: get, and the queue ops of commits
  *   queue_dead.c  dead letters (list, retry, delete) and stats
  *   lease.c     leases and the fence read of commits
@@ -20,7 +22,8 @@
  *   pubsub.c    the publish/subscribe log
  *   listen.c    wait_remote: LISTEN on a connection of its own
  *   budget.c    token buckets
- *   schedule.c  interval schedules
+ *   schedule.c  schedules (interval or cron, with or without a topic) and
+ *               the schedule advance of commits
  *   pool.c      the store's connections: a call takes one, then gives it
  *               back
  *   set_group.c  lone sets of threads that meet, in one transaction
@@ -40,8 +43,10 @@
  * schedules, budgets and pubsub retention follow the server's clock and all
  * processes agree whatever their own clocks say. (A multi-statement step
  * that needs the time in C, the budget, reads clock_timestamp() after its
- * locks are taken.) Only schedule_upsert's default first run (now +
- * interval) is resolved by the engine with the local clock.
+ * locks are taken.) Only schedule_set's default first run (now + interval,
+ * or the cron expression's next minute) is resolved by the engine with the
+ * local clock; schedule_due reports the server's now it judged at, from
+ * which the engine works out the next occurrence.
  */
 #ifndef BITT_PG_INTERNAL_H
 #define BITT_PG_INTERNAL_H
@@ -53,7 +58,7 @@
 #include "io_wait.h"
 
 /* The schema version this library writes and understands. */
-#define BITT_PG_SCHEMA_VERSION 2
+#define BITT_PG_SCHEMA_VERSION 3
 #define BITT_PG_IDENT_MAX 63 /* NAMEDATALEN - 1 */
 #define BITT_PG_PREFIX_MAX 32
 /* Every backend holds keys up to BITT_KEY_SIZE_MAX: a btree index entry
@@ -132,6 +137,8 @@ typedef enum bitt_pg_id {
     PG_Q_RESCHEDULE,
     PG_Q_ACK,
     PG_Q_ACK_MANY,
+    PG_Q_FINISH,      /* ack with done retention: kept done, with the result */
+    PG_Q_FINISH_MANY, /* ack_many with done retention */
     PG_Q_WHY,
     PG_Q_HELD,
     PG_Q_RETRY,
@@ -144,6 +151,13 @@ typedef enum bitt_pg_id {
     PG_Q_DEAD_DELETE_ONE,
     PG_Q_DEAD_DELETE_ALL,
     PG_Q_STATS,
+    PG_Q_DROP_DONE, /* queue_retention.c: a topic's done messages past retention */
+    PG_Q_DROP_DEAD, /* ... its dead letters past retention */
+    PG_Q_DROP_DONE_TOPICS,
+    PG_Q_DROP_DEAD_TOPICS,
+    PG_Q_DROP_DONE_ALL, /* purge of every topic */
+    PG_Q_DROP_DEAD_ALL,
+    PG_Q_SWEEP_ALL,
     PG_L_ACQUIRE,
     PG_L_RENEW,
     PG_L_RELEASE,
@@ -165,8 +179,10 @@ typedef enum bitt_pg_id {
     PG_P_FETCH,
     PG_B_GET,
     PG_B_PUT,
-    PG_S_UPSERT,
-    PG_S_CLAIM,
+    PG_S_SET,
+    PG_S_DUE,
+    PG_S_AT,      /* a commit's schedule advance: its guard's read */
+    PG_S_ADVANCE, /* ... and its write */
     PG_S_GET,
     PG_S_LIST,
     PG_S_DELETE,
@@ -213,7 +229,11 @@ struct bitt_backend {
     int schema_ok;
     char schema[BITT_PG_IDENT_MAX + 1];
     char prefix[BITT_PG_PREFIX_MAX + 1];
-    char channel[32];          /* the NOTIFY channel of this schema + prefix */
+    char channel[32]; /* the NOTIFY channel of this schema + prefix */
+    /* the queue retentions the store was opened with (0 = none): acks keep
+     * done messages, sweeps drop what outlived them */
+    int64_t done_retention_ms;
+    int64_t dead_retention_ms;
     uint64_t ns_seed;          /* seeds lock keys: schema and prefix */
     int64_t statement_timeout; /* ms */
     bitt__io_spin spin;        /* URL spin_us: before a wait for results blocks */
@@ -404,8 +424,23 @@ int bitt__pg_commit_sets(bitt_backend *be, bitt_commit *const *cs, size_t n);
 /* The statement that dead-letters a topic's expired last leases, to run
  * first in every queue call's pipeline: params topic, now, error. */
 extern const char bitt__pg_sweep_sql[];
+/* The same over topics: params text[], now, error. */
+extern const char bitt__pg_sweep_topics_sql[];
 /* Fills p for the sweep of topic at t. */
 void bitt__pg_sweep_params(bitt_pg_params *p, const char *topic, const bitt_time *t);
+
+/* The most steps a sweep takes: the expired last leases, then one drop per
+ * retention that is set (queue_retention.c). */
+#define BITT_PG_SWEEP_MAX 3
+/* Puts the whole sweep of topic at t into steps[0..n) (with params[0..n))
+ * and returns n: the expired-lease statement, then a DELETE for each
+ * retention that is set (none without retention: the default path is as
+ * before). topics_arr (a text[] from bitt__pg_array_text; NULL: topic)
+ * sweeps several topics at once. */
+int bitt__pg_sweep_steps(const bitt_backend *be, const char *topic, const bitt_buf *topics_arr,
+                         const bitt_time *t, bitt_pg_step *steps, bitt_pg_params *params);
+int bitt__pg_queue_purge(bitt_backend *be, const bitt_time *t, const char *topic,
+                         uint64_t *removed);
 
 int bitt__pg_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic, size_t limit,
                          int64_t lease_ms, bitt_messages *out);
@@ -415,7 +450,9 @@ int bitt__pg_queue_get(bitt_backend *be, const bitt_time *t, const char *topic, 
                        bitt_message **out);
 /* The fields of row r of a message row (columns id, payload, kind, token,
  * attempts, max_attempts, last_error, created_at, due_at, failed_at,
- * priority, topic), pointing into res. */
+ * priority, topic), pointing into res. Rows: state 0 pending, 1
+ * processing, 2 dead, 3 done (with done retention: acked at done_at, with
+ * result and result_kind; no token, no dedup key). */
 void bitt__pg_row_message(const PGresult *res, int r, bitt_message *f);
 /* Appends the message of every row of res; on out of memory none. */
 int bitt__pg_push_rows(const PGresult *res, bitt_messages *out);
@@ -431,6 +468,11 @@ typedef struct bitt_pg_delivery {
     const char *error;               /* nack: NULL = none */
     int64_t ms;                      /* nack delay (< 0: the backoff), snooze delay, lease */
     uint64_t attempts, max_attempts; /* nack: the delivery's, to retry or bury */
+    /* ack with done retention: kept done with this result (NULL = none) */
+    int keep;
+    const void *result;
+    size_t result_len;
+    int result_kind;
 } bitt_pg_delivery;
 void bitt__pg_delivery_step(const bitt_pg_delivery *d, const bitt_backoff *backoff,
                             const bitt_time *t, bitt_pg_step *step, bitt_pg_params *p);
@@ -455,8 +497,8 @@ void bitt__pg_qop_read(const bitt_op *op, const bitt_time *t, bitt_pg_step *step
                        bitt_pg_params *p);
 /* BITT_OK (op->found set for cancel and reschedule) or BITT_ETOKEN. */
 int bitt__pg_qop_judge(bitt_op *op, const PGresult *res, bitt_pg_qop *q);
-void bitt__pg_qop_write(const bitt_op *op, const bitt_pg_qop *q, const bitt_backoff *backoff,
-                        bitt_pg_step *step, bitt_pg_params *p);
+void bitt__pg_qop_write(const bitt_backend *be, const bitt_op *op, const bitt_pg_qop *q,
+                        const bitt_backoff *backoff, bitt_pg_step *step, bitt_pg_params *p);
 int bitt__pg_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,
                             const uint64_t *ids, const char *const *tokens, size_t count,
                             int *statuses);
@@ -522,11 +564,17 @@ extern const char bitt__pg_notify_sql[];
 int bitt__pg_budget_take(bitt_backend *be, const bitt_time *t, const char *name,
                          const bitt_budget_params *p, int64_t n, int64_t *wait_ms);
 
-int bitt__pg_schedule_upsert(bitt_backend *be, const bitt_time *t, const char *key,
-                             int64_t interval_ms, const uint8_t *payload, size_t len, int kind,
-                             int64_t first_run_at);
-int bitt__pg_schedule_claim(bitt_backend *be, const bitt_time *t, const char *prefix,
-                            bitt_schedule **out);
+int bitt__pg_schedule_set(bitt_backend *be, const bitt_time *t, const bitt_schedule_def *def,
+                          int64_t first_run_at);
+int bitt__pg_schedule_due(bitt_backend *be, const bitt_time *t, const char *prefix,
+                          bitt_schedule **out);
+/* A commit's BITT_OP_SCHEDULE_ADVANCE (commit.c): batch 1 reads schedule
+ * op->name FOR UPDATE (under its lock key), the verdict is BITT_ECONFLICT
+ * unless it is at op->delta, batch 2 moves it to op->delay_ms. */
+int64_t bitt__pg_schedule_lock_key(const bitt_backend *be, const bitt_op *op);
+void bitt__pg_schedule_read(const bitt_op *op, bitt_pg_step *step, bitt_pg_params *p);
+int bitt__pg_schedule_judge(const bitt_op *op, const PGresult *res);
+void bitt__pg_schedule_write(const bitt_op *op, bitt_pg_step *step, bitt_pg_params *p);
 int bitt__pg_schedule_get(bitt_backend *be, const bitt_time *t, const char *key,
                           bitt_schedule **out);
 int bitt__pg_schedule_list(bitt_backend *be, const bitt_time *t, bitt_schedule_array *out);

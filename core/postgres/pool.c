@@ -53,6 +53,8 @@ static bitt_backend *slot_new(const bitt_backend *home)
     memcpy(s->channel, home->channel, sizeof s->channel);
     s->ns_seed = home->ns_seed;
     s->statement_timeout = home->statement_timeout;
+    s->done_retention_ms = home->done_retention_ms;
+    s->dead_retention_ms = home->dead_retention_ms;
     s->spin.budget_us = home->spin.budget_us;
     s->keywords = home->keywords;
     s->values = home->values;

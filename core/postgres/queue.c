@@ -3,10 +3,13 @@
  * every queue call runs first.
  *
  * A message is a row: state 0 pending (due_at = claimable from), 1
- * processing (due_at = the lease's end, token = the delivery's), 2 dead.
- * Each call is one pipeline in one transaction: the sweep (messages whose
- * lease ended on their last attempt become dead, failed_at = the lease's
- * end), then the call's statement, which sees the sweep's work. Claims
+ * processing (due_at = the lease's end, token = the delivery's), 2 dead,
+ * 3 done (with done retention: acked at done_at, with the ack's result; it
+ * gave up its token and dedup key, and only a get or the retention sweep
+ * finds it). Each call is one pipeline in one transaction: the sweep
+ * (messages whose lease ended on their last attempt become dead, failed_at
+ * = the lease's end; then, with retention, queue_retention.c's drops), then
+ * the call's statement, which sees the sweep's work. Claims
  * take the claimable rows by (priority DESC, due_at, id), the order of the
  * claim index, with FOR UPDATE SKIP LOCKED, so concurrent consumers never
  * wait for each other and never get the same message. A claim over
@@ -32,7 +35,7 @@
     "dedup_key = NULL WHERE id IN (SELECT id FROM @queue WHERE " topics " AND state = 1 "          \
     "AND attempts >= max_attempts AND due_at <= " PG_NOW_2 " FOR UPDATE SKIP LOCKED)"
 const char bitt__pg_sweep_sql[] = SWEEP("topic = $1::text");
-static const char sql_sweep_topics[] = SWEEP("topic = ANY($1::text[])");
+const char bitt__pg_sweep_topics_sql[] = SWEEP("topic = ANY($1::text[])");
 
 void bitt__pg_sweep_params(bitt_pg_params *p, const char *topic, const bitt_time *t)
 {
@@ -72,6 +75,11 @@ static const char sql_claim_topics[] = CLAIM(
     "AND due_at > " PG_NOW(now)
 
 static const char sql_ack[] = "DELETE FROM @queue WHERE " HELD(4);
+/* The ack with done retention: kept done at now with the result ($4, $5;
+ * NULL = none), giving up its token and dedup key. */
+static const char sql_finish[] =
+    "UPDATE @queue SET state = 3, done_at = " PG_NOW_6 ", token = NULL, dedup_key = NULL, "
+    "result = $4::bytea, result_kind = $5::int4 WHERE " HELD(6);
 static const char sql_held[] = "SELECT attempts, max_attempts FROM @queue WHERE " HELD(4);
 static const char sql_retry[] =
     "UPDATE @queue SET state = 0, token = NULL, last_error = $4::text, due_at = " PG_NOW_6_PLUS_5
@@ -119,20 +127,25 @@ int bitt__pg_push_rows(const PGresult *res, bitt_messages *out)
     return status;
 }
 
-/* Runs [sweep, claim] (sp, cp filled but for the claim's limit and lease)
- * and appends the deliveries to out. */
-static int claim(bitt_backend *be, bitt_pg_step steps[2], size_t limit, int64_t lease_ms,
-                 bitt_messages *out)
+/* Runs [sweep of topic or topics_arr, claim] (cp filled but for the
+ * claim's limit and lease) and appends the deliveries to out. */
+static int claim(bitt_backend *be, const bitt_time *t, const char *topic,
+                 const bitt_buf *topics_arr, bitt_pg_step claim_step, size_t limit,
+                 int64_t lease_ms, bitt_messages *out)
 {
-    bitt__pg_p_count(steps[1].params, limit);
-    bitt__pg_p_i64(steps[1].params, lease_ms);
-    int status = bitt__pg_run(be, steps, 2, "dequeue");
+    bitt_pg_step steps[BITT_PG_SWEEP_MAX + 1];
+    bitt_pg_params sp[BITT_PG_SWEEP_MAX];
+    int n = bitt__pg_sweep_steps(be, topic, topics_arr, t, steps, sp);
+    steps[n] = claim_step;
+    bitt__pg_p_count(steps[n].params, limit);
+    bitt__pg_p_i64(steps[n].params, lease_ms);
+    int status = bitt__pg_run(be, steps, n + 1, "dequeue");
     if (status)
         return status;
     /* Out of memory after the claim committed: the messages come back
      * when their lease ends, as after a crash. */
-    status = bitt__pg_push_rows(steps[1].res, out);
-    bitt__pg_clear(steps, 2);
+    status = bitt__pg_push_rows(steps[n].res, out);
+    bitt__pg_clear(steps, n + 1);
     return status;
 }
 
@@ -142,13 +155,11 @@ int bitt__pg_queue_claim(bitt_backend *be, const bitt_time *t, const char *topic
     int status = bitt__pg_schema(be);
     if (status || !limit)
         return status;
-    bitt_pg_params sp = {0}, cp = {0};
-    bitt__pg_sweep_params(&sp, topic, t);
+    bitt_pg_params cp = {0};
     bitt__pg_p_text(&cp, topic);
     bitt__pg_p_now(&cp, t);
-    bitt_pg_step steps[2] = {{PG_Q_SWEEP, bitt__pg_sweep_sql, &sp, NULL},
-                             {PG_Q_CLAIM, sql_claim, &cp, NULL}};
-    return claim(be, steps, limit, lease_ms, out);
+    return claim(be, t, topic, NULL, (bitt_pg_step){PG_Q_CLAIM, sql_claim, &cp, NULL}, limit,
+                 lease_ms, out);
 }
 
 int bitt__pg_queue_claim_topics(bitt_backend *be, const bitt_time *t, const char *const *topics,
@@ -160,15 +171,12 @@ int bitt__pg_queue_claim_topics(bitt_backend *be, const bitt_time *t, const char
     bitt_buf arr = BITT_BUF_INIT;
     status = bitt__pg_array_text(&arr, topics, count);
     if (!status) {
-        bitt_pg_params sp = {0}, cp = {0};
-        bitt__pg_p_bytes(&sp, arr.ptr, arr.len);
-        bitt__pg_p_now(&sp, t);
-        bitt__pg_p_text(&sp, BITT_LEASE_EXPIRED_ERROR);
+        bitt_pg_params cp = {0};
         bitt__pg_p_bytes(&cp, arr.ptr, arr.len);
         bitt__pg_p_now(&cp, t);
-        bitt_pg_step steps[2] = {{PG_Q_SWEEP_TOPICS, sql_sweep_topics, &sp, NULL},
-                                 {PG_Q_CLAIM_TOPICS, sql_claim_topics, &cp, NULL}};
-        status = claim(be, steps, limit, lease_ms, out);
+        status =
+            claim(be, t, NULL, &arr, (bitt_pg_step){PG_Q_CLAIM_TOPICS, sql_claim_topics, &cp, NULL},
+                  limit, lease_ms, out);
     }
     bitt_buf_dispose(&arr);
     return status;
@@ -180,7 +188,9 @@ int bitt__pg_token_fail(const char *topic, uint64_t id, const PGresult *res)
     if (PQntuples(res) > 0) {
         int64_t state = bitt__pg_i64(res, 0, 0);
         if (state != 1)
-            why = state == 2 ? "it is dead" : "it is not leased";
+            why = state == 2   ? "it is dead"
+                  : state == 3 ? "it is done: acked already"
+                               : "it is not leased";
         else if (!bitt__pg_i64(res, 0, 1))
             why = "the token belongs to another delivery";
         else
@@ -232,22 +242,22 @@ static int sweep_and(bitt_backend *be, const bitt_time *t, const char *topic, bi
                      const char *sql, bitt_pg_params *p, int notify, uint64_t *changed,
                      PGresult **res, const char *what)
 {
-    bitt_pg_params sp = {0}, np = {0};
-    bitt__pg_sweep_params(&sp, topic, t);
+    bitt_pg_params sp[BITT_PG_SWEEP_MAX], np = {0};
+    bitt_pg_step steps[BITT_PG_SWEEP_MAX + 2];
+    int n = bitt__pg_sweep_steps(be, topic, NULL, t, steps, sp);
     bitt__pg_notify_params(be, &np);
-    bitt_pg_step steps[3] = {{PG_Q_SWEEP, bitt__pg_sweep_sql, &sp, NULL},
-                             {id, sql, p, NULL},
-                             {PG_NOTIFY, bitt__pg_notify_sql, &np, NULL}};
-    int status = bitt__pg_run(be, steps, notify ? 3 : 2, what);
+    steps[n] = (bitt_pg_step){id, sql, p, NULL};
+    steps[n + 1] = (bitt_pg_step){PG_NOTIFY, bitt__pg_notify_sql, &np, NULL};
+    int status = bitt__pg_run(be, steps, n + 1 + !!notify, what);
     if (status)
         return status;
     if (changed)
-        *changed = bitt__pg_changed(steps[1].res);
+        *changed = bitt__pg_changed(steps[n].res);
     if (res) {
-        *res = steps[1].res;
-        steps[1].res = NULL;
+        *res = steps[n].res;
+        steps[n].res = NULL;
     }
-    bitt__pg_clear(steps, 3);
+    bitt__pg_clear(steps, n + 1 + !!notify);
     return BITT_OK;
 }
 
@@ -258,6 +268,16 @@ void bitt__pg_delivery_step(const bitt_pg_delivery *d, const bitt_backoff *backo
     bitt__pg_held_params(p, d->topic, d->id, d->token);
     *step = (bitt_pg_step){PG_Q_ACK, sql_ack, p, NULL};
     switch (d->type) {
+    case BITT_OP_QUEUE_ACK:
+        if (!d->keep)
+            break;
+        if (d->result)
+            bitt__pg_p_bytes(p, d->result, d->result_len);
+        else
+            bitt__pg_p_null(p);
+        bitt__pg_p_i32(p, d->result ? d->result_kind : 0);
+        *step = (bitt_pg_step){PG_Q_FINISH, sql_finish, p, NULL};
+        break;
     case BITT_OP_QUEUE_NACK:
         bitt__pg_p_text(p, d->error);
         /* The token names this delivery: while it matches, attempts cannot
@@ -289,7 +309,11 @@ int bitt__pg_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, 
     int status = bitt__pg_schema(be);
     if (status)
         return status;
-    bitt_pg_delivery d = {.type = BITT_OP_QUEUE_ACK, .topic = topic, .id = id, .token = token};
+    bitt_pg_delivery d = {.type = BITT_OP_QUEUE_ACK,
+                          .topic = topic,
+                          .id = id,
+                          .token = token,
+                          .keep = be->done_retention_ms > 0};
     bitt_pg_step step;
     bitt_pg_params p;
     bitt__pg_delivery_step(&d, NULL, t, &step, &p);
@@ -300,13 +324,19 @@ int bitt__pg_queue_ack(bitt_backend *be, const bitt_time *t, const char *topic, 
     return status;
 }
 
-/* Every live delivery of the batch in one statement: the rows deleted come
- * back as (id, token) and are matched to the items in order, so a repeated
- * item finds its row already taken. */
+/* Every live delivery of the batch in one statement: the rows deleted (or,
+ * with done retention, kept done without a result) come back as (id,
+ * token) and are matched to the items in order, so a repeated item finds
+ * its row already taken. */
+#define ACK_MANY_WHERE                                                                             \
+    "WHERE q.id = a.id AND q.topic = $3::text AND q.state = 1 AND q.token = a.token "              \
+    "AND q.due_at > " PG_NOW_4 " RETURNING q.id, a.token"
 static const char sql_ack_many[] =
-    "DELETE FROM @queue q USING unnest($1::int8[], $2::text[]) AS a(id, token) "
-    "WHERE q.id = a.id AND q.topic = $3::text AND q.state = 1 AND q.token = a.token "
-    "AND q.due_at > " PG_NOW_4 " RETURNING q.id, q.token";
+    "DELETE FROM @queue q USING unnest($1::int8[], $2::text[]) AS a(id, token) " ACK_MANY_WHERE;
+static const char sql_finish_many[] =
+    "UPDATE @queue q SET state = 3, done_at = " PG_NOW_4 ", token = NULL, dedup_key = NULL, "
+    "result = NULL, result_kind = 0 FROM unnest($1::int8[], $2::text[]) AS a(id, "
+    "token) " ACK_MANY_WHERE;
 
 /* Binds ids as int8[] and tokens as text[]. An id over INT64_MAX or a token
  * that is not plain ASCII (a stored one is hex) is bound as one that
@@ -346,8 +376,9 @@ int bitt__pg_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *to
         bitt__pg_p_bytes(&p, tok_arr.ptr, tok_arr.len);
         bitt__pg_p_text(&p, topic);
         bitt__pg_p_now(&p, t);
-        status =
-            sweep_and(be, t, topic, PG_Q_ACK_MANY, sql_ack_many, &p, 0, NULL, &res, "ack_many");
+        int keep = be->done_retention_ms > 0;
+        status = sweep_and(be, t, topic, keep ? PG_Q_FINISH_MANY : PG_Q_ACK_MANY,
+                           keep ? sql_finish_many : sql_ack_many, &p, 0, NULL, &res, "ack_many");
     }
     bitt_buf_dispose(&ids_arr);
     bitt_buf_dispose(&tok_arr);

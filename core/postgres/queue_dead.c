@@ -18,13 +18,14 @@ static const char sql_delete_one[] =
     "DELETE FROM @queue WHERE topic = $1::text AND state = 2 AND id = $2::int8";
 static const char sql_delete_all[] = "DELETE FROM @queue WHERE topic = $1::text AND state = 2";
 /* Claimable now (expired leases included), delayed, under a live lease,
- * dead, and since when the oldest claimable one waits. */
+ * dead, since when the oldest claimable one waits, and done. */
 static const char sql_stats[] =
     "SELECT count(*) FILTER (WHERE state < 2 AND due_at <= " PG_NOW_2 "), "
     "count(*) FILTER (WHERE state = 0 AND due_at > " PG_NOW_2 "), "
     "count(*) FILTER (WHERE state = 1 AND due_at > " PG_NOW_2 "), "
     "count(*) FILTER (WHERE state = 2), "
-    "COALESCE(min(due_at) FILTER (WHERE state < 2 AND due_at <= " PG_NOW_2 "), 0) "
+    "COALESCE(min(due_at) FILTER (WHERE state < 2 AND due_at <= " PG_NOW_2 "), 0), "
+    "count(*) FILTER (WHERE state = 3) "
     "FROM @queue WHERE topic = $1::text";
 
 /* [sweep, statement (, NOTIFY)]; the statement's result in *res. */
@@ -35,18 +36,18 @@ static int after_sweep(bitt_backend *be, const bitt_time *t, const char *topic, 
     int status = bitt__pg_schema(be);
     if (status)
         return status;
-    bitt_pg_params sp = {0}, np = {0};
-    bitt__pg_sweep_params(&sp, topic, t);
+    bitt_pg_params sp[BITT_PG_SWEEP_MAX], np = {0};
+    bitt_pg_step steps[BITT_PG_SWEEP_MAX + 2];
+    int n = bitt__pg_sweep_steps(be, topic, NULL, t, steps, sp);
     bitt__pg_notify_params(be, &np);
-    bitt_pg_step steps[3] = {{PG_Q_SWEEP, bitt__pg_sweep_sql, &sp, NULL},
-                             {id, sql, p, NULL},
-                             {PG_NOTIFY, bitt__pg_notify_sql, &np, NULL}};
-    status = bitt__pg_run(be, steps, notify ? 3 : 2, what);
+    steps[n] = (bitt_pg_step){id, sql, p, NULL};
+    steps[n + 1] = (bitt_pg_step){PG_NOTIFY, bitt__pg_notify_sql, &np, NULL};
+    status = bitt__pg_run(be, steps, n + 1 + !!notify, what);
     if (status)
         return status;
-    *res = steps[1].res;
-    steps[1].res = NULL;
-    bitt__pg_clear(steps, 3);
+    *res = steps[n].res;
+    steps[n].res = NULL;
+    bitt__pg_clear(steps, n + 1 + !!notify);
     return BITT_OK;
 }
 
@@ -119,6 +120,7 @@ int bitt__pg_queue_stats(bitt_backend *be, const bitt_time *t, const char *topic
     out->processing = (uint64_t)bitt__pg_i64(res, 0, 2);
     out->dead = (uint64_t)bitt__pg_i64(res, 0, 3);
     out->oldest_pending_at = bitt__pg_i64(res, 0, 4);
+    out->done = (uint64_t)bitt__pg_i64(res, 0, 5);
     PQclear(res);
     return BITT_OK;
 }

@@ -35,7 +35,7 @@ static const char sql_reschedule[] =
 static const char sql_get[] =
     "SELECT id, payload, kind, NULL::text, attempts, max_attempts, last_error, created_at, "
     "due_at, failed_at, priority, topic, state, due_at > " PG_NOW_3
-    " FROM @queue WHERE id = $1::int8 AND topic = $2::text";
+    ", done_at, result, result_kind FROM @queue WHERE id = $1::int8 AND topic = $2::text";
 
 static int is_delivery(int type)
 {
@@ -74,7 +74,8 @@ int bitt__pg_qop_judge(bitt_op *op, const PGresult *res, bitt_pg_qop *q)
      * someone held as it ran, and this read waited for that holder. */
     int expired_last = state == 1 && !live && q->attempts >= q->max_attempts;
     switch (op->type) {
-    case BITT_OP_QUEUE_CANCEL: q->write = found && state != 2 && !expired_last; break;
+    /* dead letters have their own calls, done messages none */
+    case BITT_OP_QUEUE_CANCEL: q->write = found && state < 2 && !expired_last; break;
     case BITT_OP_QUEUE_RESCHEDULE:
         q->write = state == 0 || (state == 1 && !live && !expired_last);
         break;
@@ -89,8 +90,8 @@ int bitt__pg_qop_judge(bitt_op *op, const PGresult *res, bitt_pg_qop *q)
     return BITT_OK;
 }
 
-void bitt__pg_qop_write(const bitt_op *op, const bitt_pg_qop *q, const bitt_backoff *backoff,
-                        bitt_pg_step *step, bitt_pg_params *p)
+void bitt__pg_qop_write(const bitt_backend *be, const bitt_op *op, const bitt_pg_qop *q,
+                        const bitt_backoff *backoff, bitt_pg_step *step, bitt_pg_params *p)
 {
     if (is_delivery(op->type)) {
         bitt_pg_delivery d = {.type = op->type,
@@ -100,7 +101,12 @@ void bitt__pg_qop_write(const bitt_op *op, const bitt_pg_qop *q, const bitt_back
                               .error = (const char *)op->aux,
                               .ms = op->type == BITT_OP_QUEUE_EXTEND ? op->ttl_ms : op->delay_ms,
                               .attempts = q->attempts,
-                              .max_attempts = q->max_attempts};
+                              .max_attempts = q->max_attempts,
+                              /* an ack's result: value NULL = none */
+                              .keep = op->type == BITT_OP_QUEUE_ACK && be->done_retention_ms > 0,
+                              .result = op->value,
+                              .result_len = op->value_len,
+                              .result_kind = op->kind};
         bitt_time at = {.now = q->now, .manual = 1};
         bitt__pg_delivery_step(&d, backoff, &at, step, p);
         return;
@@ -118,12 +124,21 @@ void bitt__pg_qop_write(const bitt_op *op, const bitt_pg_qop *q, const bitt_back
 }
 
 /* As of t: a lease that ran out is pending again, or dead on its last
- * attempt (as the sweep leaves it, when it skipped a row someone held). */
+ * attempt (as the sweep leaves it, when it skipped a row someone held); a
+ * done message has its done_at and result. */
 static void message_state(const PGresult *res, bitt_message *f)
 {
     int64_t state = bitt__pg_i64(res, 0, 12);
     int later = (int)bitt__pg_i64(res, 0, 13);
-    if (state == 2) {
+    if (state == 3) {
+        f->state = BITT_MSG_DONE;
+        f->done_at = bitt__pg_i64(res, 0, 14);
+        /* NULL: no result; an empty bytea is an empty result */
+        if (!PQgetisnull(res, 0, 15)) {
+            f->result = (uint8_t *)bitt__pg_bytes(res, 0, 15, &f->result_len);
+            f->result_kind = (int)bitt__pg_i64(res, 0, 16);
+        }
+    } else if (state == 2) {
         f->state = BITT_MSG_DEAD;
     } else if (state == 0) {
         f->state = later ? BITT_MSG_DELAYED : BITT_MSG_PENDING;
@@ -147,17 +162,17 @@ int bitt__pg_queue_get(bitt_backend *be, const bitt_time *t, const char *topic, 
         return status;
     if (id > INT64_MAX)
         return BITT_NOTFOUND;
-    bitt_pg_params sp = {0}, gp = {0};
-    bitt__pg_sweep_params(&sp, topic, t);
+    bitt_pg_params sp[BITT_PG_SWEEP_MAX], gp = {0};
+    bitt_pg_step steps[BITT_PG_SWEEP_MAX + 1];
+    int n = bitt__pg_sweep_steps(be, topic, NULL, t, steps, sp);
     bitt__pg_p_i64(&gp, (int64_t)id);
     bitt__pg_p_text(&gp, topic);
     bitt__pg_p_now(&gp, t);
-    bitt_pg_step steps[2] = {{PG_Q_SWEEP, bitt__pg_sweep_sql, &sp, NULL},
-                             {PG_Q_GET, sql_get, &gp, NULL}};
-    status = bitt__pg_run(be, steps, 2, "queue get");
+    steps[n] = (bitt_pg_step){PG_Q_GET, sql_get, &gp, NULL};
+    status = bitt__pg_run(be, steps, n + 1, "queue get");
     if (status)
         return status;
-    const PGresult *res = steps[1].res;
+    const PGresult *res = steps[n].res;
     if (PQntuples(res) == 0) {
         status = BITT_NOTFOUND;
     } else {
@@ -168,6 +183,6 @@ int bitt__pg_queue_get(bitt_backend *be, const bitt_time *t, const char *topic, 
         if (!*out)
             status = bitt__fail(BITT_ENOMEM, "postgres: out of memory reading a message");
     }
-    bitt__pg_clear(steps, 2);
+    bitt__pg_clear(steps, n + 1);
     return status;
 }

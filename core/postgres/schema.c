@@ -25,6 +25,14 @@
  *   id) over the live messages replaces version 1's (topic, due_at, id).
  *   A relation is still recognized as ours by version 1's columns, so a
  *   version 1 queue is migrated, not refused.
+ * Version 3: queue retention and cron/topic schedules. queue.done_at,
+ *   result, result_kind (state 3 = done, kept by an ack with done
+ *   retention), and two partial indexes for the retention sweep: (topic,
+ *   done_at) over the done rows, (topic, failed_at) over the dead ones.
+ *   Without retention no row is done (the first index stays empty) and no
+ *   statement reads either. schedule.cron (NULL: an interval schedule),
+ *   topic (NULL: none), max_attempts and priority (for the topic's
+ *   messages; an older schedule reads the defaults).
  * Names (topics, streams, ...) are text COLLATE "C": byte order, as in
  * memory and SQLite.
  *
@@ -260,10 +268,25 @@ static const char ddl[] =
     "CREATE INDEX IF NOT EXISTS #queue_claim ON @queue (topic, priority DESC, due_at, id) "
     "WHERE state < 2;"
     "DROP INDEX IF EXISTS @queue_ready;"
-    /* the version goes up, never down */
-    "INSERT INTO @meta AS m (name, value) VALUES ('schema_version', " STR(
-        BITT_PG_SCHEMA_VERSION) ") ON CONFLICT (name) DO UPDATE SET value = excluded.value "
-                                "WHERE m.value < excluded.value;";
+    /* version 3: retention and cron/topic schedules; as in version 2, the
+     * added columns rewrite nothing and the indexes are built once. */
+    "ALTER TABLE @queue ADD COLUMN IF NOT EXISTS done_at bigint;"
+    "ALTER TABLE @queue ADD COLUMN IF NOT EXISTS result bytea;"
+    "ALTER TABLE @queue ADD COLUMN IF NOT EXISTS result_kind integer NOT NULL DEFAULT 0;"
+    "CREATE INDEX IF NOT EXISTS #queue_done ON @queue (topic, done_at) WHERE state = 3;"
+    "CREATE INDEX IF NOT EXISTS #queue_aging ON @queue (topic, failed_at) WHERE state = 2;"
+    "ALTER TABLE @schedule ADD COLUMN IF NOT EXISTS cron text COLLATE \"C\";"
+    "ALTER TABLE @schedule ADD COLUMN IF NOT EXISTS topic text COLLATE \"C\";"
+    "ALTER TABLE @schedule ADD COLUMN IF NOT EXISTS max_attempts bigint NOT NULL DEFAULT " STR(
+        BITT_MAX_ATTEMPTS_DEFAULT) ";"
+                                   "ALTER TABLE @schedule ADD COLUMN IF NOT EXISTS priority "
+                                   "integer NOT NULL DEFAULT 0;"
+                                   /* the version goes up, never down */
+                                   "INSERT INTO @meta AS m (name, value) VALUES "
+                                   "('schema_version', " STR(
+                                       BITT_PG_SCHEMA_VERSION) ") ON CONFLICT (name) DO UPDATE SET "
+                                                               "value = excluded.value "
+                                                               "WHERE m.value < excluded.value;";
 
 /* The migration's lock: one per schema, so that two prefixes creating
  * the same schema do not race. */

@@ -192,8 +192,6 @@ const bitt_backend_ops bitt__redis_backend = {
     .pubsub_head = bitt__rd_pubsub_head,
     .pubsub_fetch = bitt__rd_pubsub_fetch,
     .budget_take = bitt__rd_budget_take,
-    .schedule_upsert = bitt__rd_schedule_upsert,
-    .schedule_claim = bitt__rd_schedule_claim,
     .schedule_get = bitt__rd_schedule_get,
     .schedule_list = bitt__rd_schedule_list,
     .schedule_delete = bitt__rd_schedule_delete,
@@ -203,6 +201,10 @@ const bitt_backend_ops bitt__redis_backend = {
     .queue_snooze = bitt__rd_queue_snooze,
     .queue_claim_topics = bitt__rd_queue_claim_topics,
     .queue_get = bitt__rd_queue_get,
+
+    .queue_purge = bitt__rd_queue_purge,
+    .schedule_set = bitt__rd_schedule_set,
+    .schedule_due = bitt__rd_schedule_due,
     .concurrent = 1,
     .io_slots = bitt__rd_io_slots,
 };

@@ -9,6 +9,8 @@
  * Queue ops by message id run the steps of the standalone queue calls
  * (lua_queue.c): a delivery op (ack, nack, snooze, extend) is judged with
  * the checks, so a stale token fails the commit before anything is written.
+ * A schedule advance is a check too (the schedule must still be at the
+ * occurrence the claimer read) and moves it with the writes.
  *
  * Times and ids are computed here or in the script from t->now, never from
  * the server's clock: expiries (bitt__expiry) and due times are sent as
@@ -28,7 +30,10 @@ static void queue_op_head(bitt_rd_args *a, const char *type, const bitt_op *op)
         bitt__rd_arg_str(a, op->owner);
 }
 
-static int add_op(bitt_rd_args *a, const bitt_op *op, int64_t now)
+/* keeps: the store keeps acked messages done (queue_done_retention), so an
+ * ack's result travels with it (type 15); otherwise it goes with the
+ * message and the ack is the plain one */
+static int add_op(bitt_rd_args *a, const bitt_op *op, int64_t now, int keeps)
 {
     switch (op->type) {
     case BITT_OP_CHECK:
@@ -77,7 +82,15 @@ static int add_op(bitt_rd_args *a, const bitt_op *op, int64_t now)
         bitt__rd_arg(a, op->value, op->value_len);
         bitt__rd_arg_i64(a, op->kind);
         return BITT_OK;
-    case BITT_OP_QUEUE_ACK: queue_op_head(a, "8", op); return BITT_OK;
+    case BITT_OP_QUEUE_ACK:
+        if (!keeps || !op->value) {
+            queue_op_head(a, "8", op);
+            return BITT_OK;
+        }
+        queue_op_head(a, "15", op);
+        bitt__rd_arg(a, op->value, op->value_len);
+        bitt__rd_arg_i64(a, op->kind);
+        return BITT_OK;
     case BITT_OP_QUEUE_NACK:
         queue_op_head(a, "9", op);
         /* aux: the error text with its NUL (aux_len counts it), or NULL */
@@ -95,6 +108,13 @@ static int add_op(bitt_rd_args *a, const bitt_op *op, int64_t now)
     case BITT_OP_QUEUE_RESCHEDULE:
         queue_op_head(a, "13", op);
         bitt__rd_arg_i64(a, bitt__time_add(now, op->delay_ms));
+        return BITT_OK;
+    case BITT_OP_SCHEDULE_ADVANCE:
+        /* delta: the next_run_at read (the guard), delay_ms: the new one */
+        bitt__rd_arg_str(a, "14");
+        bitt__rd_arg_str(a, op->name);
+        bitt__rd_arg_i64(a, op->delta);
+        bitt__rd_arg_i64(a, op->delay_ms);
         return BITT_OK;
     default:
         return bitt__fail(BITT_EUNSUPPORTED,
@@ -202,7 +222,11 @@ int bitt__rd_commit(bitt_backend *be, bitt_commit *c)
             return grouped;
     }
     bitt_rd_args a;
-    bitt__rd_script_args(be, &a, &c->time);
+    /* a commit with queue ops runs them with the store's retention */
+    if (id == RS_COMMIT_QUEUE)
+        bitt__rd_queue_args(be, &a, &c->time);
+    else
+        bitt__rd_script_args(be, &a, &c->time);
     int rc = BITT_OK;
     if (id == RS_KV_SET) {
         const bitt_op *op = &c->ops[0];
@@ -216,7 +240,7 @@ int bitt__rd_commit(bitt_backend *be, bitt_commit *c)
         bitt__rd_arg_u64(&a, c->count);
         int backoff = 0; /* a nack takes the store's backoff: it follows the ops */
         for (size_t i = 0; !rc && i < c->count; i++) {
-            rc = add_op(&a, &c->ops[i], now);
+            rc = add_op(&a, &c->ops[i], now, be->limits.queue_done_retention_ms > 0);
             backoff |= c->ops[i].type == BITT_OP_QUEUE_NACK && c->ops[i].delay_ms < 0;
         }
         if (!rc && backoff && !c->backoff)

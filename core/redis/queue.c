@@ -9,8 +9,11 @@
  * with due_at the lease's end while processing), P qp:<topic> (processing),
  * P ql:<topic> (processing on the last attempt: what the sweep reads) and P
  * qx:<topic> (dead, by id). P qk:<topic> maps a dedup key to its live
- * holder. Ack tokens are 24 random hex digits of this call and 8 of the
- * message's position in the batch: fresh for every delivery.
+ * holder. With queue_done_retention an ack keeps the message done, in P
+ * qc:<topic> by (done_at, id); with queue_dead_retention the dead letters
+ * are in P qa:<topic> by (failed_at, id) too: every call's sweep drops the
+ * front of both while it is old enough (lua_queue.c's retire). Ack tokens are 24 random hex digits
+ * of this call and 8 of the message's position in the batch: fresh for every delivery.
  */
 #include <string.h>
 
@@ -18,7 +21,7 @@
 
 static void topic_args(bitt_backend *be, bitt_rd_args *a, const bitt_time *t, const char *topic)
 {
-    bitt__rd_script_args(be, a, t);
+    bitt__rd_queue_args(be, a, t);
     bitt__rd_arg_str(a, topic);
 }
 
@@ -32,7 +35,7 @@ int bitt__rd_queue_claim_topics(bitt_backend *be, const bitt_time *t, const char
     char token[BITT_TOKEN_LEN + 1];
     bitt__token_new(token);
     bitt_rd_args a;
-    bitt__rd_script_args(be, &a, t);
+    bitt__rd_queue_args(be, &a, t);
     bitt__rd_arg_u64(&a, limit);
     bitt__rd_arg_i64(&a, bitt__time_add(t->now, lease_ms));
     bitt__rd_arg(&a, token, BITT_TOKEN_LEN - 8);
@@ -67,7 +70,7 @@ int bitt__rd_queue_get(bitt_backend *be, const bitt_time *t, const char *topic, 
         return rc;
     }
     bitt_messages *list = bitt__messages_new(1);
-    rc = list ? bitt__rd_push_messages(r, 1, BITT_RD_QMSG_FIELDS, list, "queue get")
+    rc = list ? bitt__rd_push_messages(r, 1, BITT_RD_QGET_FIELDS, list, "queue get")
               : bitt__fail(BITT_ENOMEM, "redis: out of memory for a queue message");
     freeReplyObject(r);
     if (!rc && list->count != 1)
@@ -193,9 +196,9 @@ int bitt__rd_queue_stats(bitt_backend *be, const bitt_time *t, const char *topic
     int rc = bitt__rd_run(be, RS_Q_STATS, &a, 1, &r);
     if (rc)
         return rc;
-    int64_t v[5] = {0};
-    rc = bitt__rd_elem_count(r, 1, 5, "queue stats");
-    for (size_t i = 0; !rc && i < 5; i++)
+    int64_t v[6] = {0};
+    rc = bitt__rd_elem_count(r, 1, 6, "queue stats");
+    for (size_t i = 0; !rc && i < 6; i++)
         rc = bitt__rd_i64(r, 1 + i, &v[i], "queue stats");
     freeReplyObject(r);
     if (rc)
@@ -205,6 +208,7 @@ int bitt__rd_queue_stats(bitt_backend *be, const bitt_time *t, const char *topic
     out->processing = (uint64_t)v[2];
     out->dead = (uint64_t)v[3];
     out->oldest_pending_at = v[4];
+    out->done = (uint64_t)v[5];
     return BITT_OK;
 }
 

@@ -1,5 +1,7 @@
 /* core/redis/queue_lua.c: the queue scripts (queue.c runs them). Each one
- * first dead-letters the topic's expired last leases (sweep). */
+ * first dead-letters the topic's expired last leases (sweep) and, with a
+ * retention, drops what outlived it (retire); the claim meets expired last
+ * leases on its way instead. */
 #include "redis_internal.h"
 
 const char bitt__rd_lua_q_claim[] =
@@ -8,6 +10,9 @@ const char bitt__rd_lua_q_claim[] =
     "local topics = {}\n"
     "for i = 5, #ARGV do topics[#topics + 1] = ARGV[i] end\n"
     "local out = {0}\n"
+    "if RD ~= '0' or RX ~= '0' then\n"
+    "  for _, topic in ipairs(topics) do retire(topic, NOW) end\n"
+    "end\n"
     "claim(topics, tonumber(ARGV[2]), ARGV[3], ARGV[4], out)\n"
     "return out\n";
 
@@ -52,17 +57,25 @@ const char bitt__rd_lua_q_extend[] = MOVE_SCRIPT("false");
 const char bitt__rd_lua_q_snooze[] = MOVE_SCRIPT("true");
 
 const char bitt__rd_lua_q_get[] =
-    "-- ARGV: now, topic, id; out: 0 and the message's 14 fields, or 1 (not found)\n"
+    "-- ARGV: now, topic, id; out: 0 and the message's 14 fields, done_at, result\n"
+    "-- and its kind (0, nil, 0 unless done), or 1 (not found)\n"
     "local topic, id = ARGV[2], ARGV[3]\n"
     "sweep(topic, NOW)\n"
     "local h = redis.call('HMGET', mkey(id), unpack(MF))\n"
     "if h[1] ~= topic then return {1} end\n"
     "local out = {0}\n"
     "push_msg(out, id, h, false, h[4], h[8], msg_state(h[10], h[4], h[5], h[8], NOW))\n"
+    "if h[10] == 'c' then\n"
+    "  local d = redis.call('HMGET', mkey(id), 'da', 'r', 'rk')\n"
+    "  out[16], out[17], out[18] = d[1] or '0', d[2], d[3] or '0'\n"
+    "else\n"
+    "  out[16], out[17], out[18] = '0', false, '0'\n"
+    "end\n"
     "return out\n";
 
 const char bitt__rd_lua_q_stats[] =
-    "-- ARGV: now, topic; out: 0, pending, delayed, processing, dead, oldest_pending_at\n"
+    "-- ARGV: now, topic; out: 0, pending, delayed, processing, dead, oldest_pending_at,\n"
+    "-- done\n"
     "local topic = ARGV[2]\n"
     "sweep(topic, NOW)\n"
     "local total, pending, oldest = 0, 0, nil\n"
@@ -80,7 +93,8 @@ const char bitt__rd_lua_q_stats[] =
     "local oldest_at = '0'\n"
     "if oldest then oldest_at = unpad(sub(oldest, 1, 19)) end\n"
     "return {0, pending, total - pending - processing, processing,\n"
-    "        redis.call('ZCARD', qkey('qx', topic)), oldest_at}\n";
+    "        redis.call('ZCARD', qkey('qx', topic)), oldest_at,\n"
+    "        redis.call('ZCARD', qkey('qc', topic))}\n";
 
 const char bitt__rd_lua_q_dead_list[] =
     "-- ARGV: now, topic, after_id, limit; out: 12 fields per dead message\n"
@@ -105,6 +119,7 @@ const char bitt__rd_lua_q_dead_retry[] =
     "local function revive(mid)\n"
     "  redis.call('ZREM', qx, pad(mid))\n"
     "  local m = mkey(mid)\n"
+    "  redis.call('ZREM', qkey('qa', topic), pad(redis.call('HGET', m, 'f') or '0') .. pad(mid))\n"
     "  redis.call('HSET', m, 's', 'p', 'a', '0', 'f', '0', 'd', NOW)\n"
     "  redis.call('HDEL', m, 'e', 'tk')\n"
     "  link(topic, mid, 'p', NOW, false, redis.call('HGET', m, 'y'))\n"
@@ -130,6 +145,8 @@ const char bitt__rd_lua_q_dead_delete[] =
     "local count = 0\n"
     "local function drop(mid)\n"
     "  redis.call('ZREM', qx, pad(mid))\n"
+    "  redis.call('ZREM', qkey('qa', topic), pad(redis.call('HGET', mkey(mid), 'f') or '0') .. "
+    "pad(mid))\n"
     "  redis.call('DEL', mkey(mid))\n"
     "  count = count + 1\n"
     "end\n"
@@ -143,3 +160,20 @@ const char bitt__rd_lua_q_dead_delete[] =
     "  end\n"
     "end\n"
     "return {0, count}\n";
+
+const char bitt__rd_lua_q_purge[] =
+    "-- ARGV: now, topic ('' = every topic with a retention index, qt); out: 0,\n"
+    "-- how many messages went\n"
+    "local n = 0\n"
+    "if ARGV[2] ~= '' then\n"
+    "  n = sweep(ARGV[2], NOW)\n"
+    "else\n"
+    "  local min = '-'\n"
+    "  while true do\n"
+    "    local r = redis.call('ZRANGEBYLEX', P .. 'qt', min, '+', 'LIMIT', 0, 100)\n"
+    "    for _, topic in ipairs(r) do n = n + sweep(topic, NOW) end\n"
+    "    if #r < 100 then break end\n"
+    "    min = '(' .. r[#r]\n"
+    "  end\n"
+    "end\n"
+    "return {0, fmt('%d', n)}\n";

@@ -18,12 +18,13 @@
  *   commit.c, commit_lua.c  atomic commits (every op type)
  *   queue.c, queue_lua.c    claim (over topics), ack, nack, extend, snooze,
  *                           get, stats, dead letters
+ *   queue_retention.c       queue purge (retention)
  *   lease.c     leases
  *   outbox.c, outbox_lua.c  per-stream event logs
  *   pubsub.c    the publish/subscribe log
  *   wait.c      wait_remote: a SUBSCRIBE connection of its own
  *   budget.c    token buckets
- *   schedule.c  interval schedules
+ *   schedule.c  interval and cron schedules (the engine claims)
  *
  * Key layout (P = "{prefix}:", one hash tag, so every key of a store is in
  * one Redis Cluster slot and every script touches one slot):
@@ -41,6 +42,11 @@
  *   P qp:<topic>      the processing ones; P ql:<topic>: those on their last
  *                     attempt; P qx:<topic>: dead, by pad(id)
  *   P qk:<topic>      hash: dedup key -> id of the live holder
+ *   P qc:<topic>      done messages (queue_done_retention; s 'c', da
+ *                     done_at, r/rk the ack's result), by pad(done_at) pad(id)
+ *   P qa:<topic>      with queue_dead_retention: the dead letters by
+ *                     pad(failed_at) pad(id), a subset of qx (indexed when
+ *                     smaller); P qt: lex set of topics with qc or qa
  *   P l:<name>        hash: o owner, e epoch, x expires_at
  *   P os              hash: stream -> last sequence number
  *   P oe:<pad(seq)>:<stream>  hash: an outbox event
@@ -48,8 +54,10 @@
  *   P pm:<id>         hash: a published message; P pi:<channel>: lex set of
  *                     pad(id); P pt: lex set of pad(created_at) pad(id)
  *   P b:<name>        hash: a token bucket (l level, u updated_at, p period)
- *   P s:<key>         hash: a schedule; P sk: lex set of keys; P sd: lex set
- *                     of pad(next_run_at) key
+ *   P s:<key>         hash: a schedule (i interval, c cron, p payload, k kind,
+ *                     n next_run_at, t topic, x max_attempts, y priority; c t
+ *                     x y absent: none / the default); P sk: lex set of
+ *                     keys; P sd: lex set of pad(next_run_at) key
  *   channel P wake    PUBLISHed by enqueues, nacks, retries and publishes
  * pad(n) is n in decimal, zero-padded to 19 digits, so byte order is
  * numeric order. Every integer crosses Lua as a decimal string.
@@ -96,8 +104,8 @@ typedef enum bitt_rd_script_id {
     RS_P_PUBLISH,
     RS_P_FETCH,
     RS_B_TAKE,
-    RS_S_UPSERT,
-    RS_S_CLAIM,
+    RS_S_SET,
+    RS_S_DUE,
     RS_S_LIST,
     RS_S_DELETE,
     RS_Q_ACK_MANY,
@@ -107,6 +115,7 @@ typedef enum bitt_rd_script_id {
     RS_Q_SNOOZE,
     RS_Q_GET,
     RS_COMMIT_QUEUE,
+    RS_Q_PURGE,
     RS_COUNT
 } bitt_rd_script_id;
 
@@ -235,6 +244,9 @@ struct bitt_backend {
     char sha[RS_COUNT][41]; /* loaded scripts ("" = not loaded yet) */
     char fn_lib[24];        /* the function library's name, "" = not named yet */
     _Atomic int fn_off;     /* 1: the server refuses Functions, EVALSHA only */
+    /* 1: a purge of every topic found the topics with dead letters (once
+     * per open, with dead retention: queue_retention.c) */
+    _Atomic int dead_indexed;
     /* FCALL's function name of each script, fn_lib "_" id (made with fn_lib) */
     char fn_name[RS_COUNT][24 + 12];
     size_t fn_name_len[RS_COUNT];
@@ -283,6 +295,8 @@ void bitt__rd_arg(bitt_rd_args *a, const void *p, size_t n);
 void bitt__rd_arg_str(bitt_rd_args *a, const char *s);
 void bitt__rd_arg_i64(bitt_rd_args *a, int64_t v);
 void bitt__rd_arg_u64(bitt_rd_args *a, uint64_t v);
+/* n bytes at p, copied (the list keeps them, as it keeps numbers) */
+void bitt__rd_arg_copy(bitt_rd_args *a, const void *p, size_t n);
 /* Points v at the numbers; BITT_ENOMEM when an addition failed. */
 int bitt__rd_args_finish(bitt_rd_args *a);
 
@@ -316,10 +330,13 @@ int bitt__rd_status(const redisReply *r, const char *what);
 
 /* A message made of the `width` fields at r->element[at...] (id, topic,
  * payload, kind, token, attempts, max_attempts, error, created_at, due_at,
- * failed_at, park_reason; a queue message's 14 add state and priority),
+ * failed_at, park_reason; a queue message's 14 add state and priority,
+ * queue get's 17 done_at, result and result_kind),
  * pushed to out. */
 #define BITT_RD_MSG_FIELDS 12
 #define BITT_RD_QMSG_FIELDS 14
+/* queue get's: the 14 and done_at, result (nil: none), result_kind */
+#define BITT_RD_QGET_FIELDS 17
 int bitt__rd_push_message(const redisReply *r, size_t at, size_t width, bitt_messages *out,
                           const char *what);
 /* Pushes every message of r from element `at` on, `width` fields each; on
@@ -428,6 +445,10 @@ extern const char bitt__rd_lua_big[];
 /* Starts an argument list for a script: EVALSHA, sha, 1, anchor, then now
  * (ARGV[1] of every script). */
 void bitt__rd_script_args(bitt_backend *be, bitt_rd_args *a, const bitt_time *t);
+/* The same for a queue script: with a queue retention ARGV[1] is
+ * "now/done_ms/dead_ms", which bind (lua_lib.c) splits into NOW, RD, RX;
+ * without one it is now alone, as for every other script. */
+void bitt__rd_queue_args(bitt_backend *be, bitt_rd_args *a, const bitt_time *t);
 /* Runs a script, loading it when the server does not know it. */
 int bitt__rd_eval(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t items,
                   redisReply **out);
@@ -447,7 +468,8 @@ int bitt__rd_run(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t
 extern const char bitt__rd_lua_get_many[], bitt__rd_lua_list[], bitt__rd_lua_purge[];
 extern const char bitt__rd_lua_commit[], bitt__rd_lua_kv_set[], bitt__rd_lua_kv_delete[],
     bitt__rd_lua_kv_set_many[];
-extern const char bitt__rd_lua_q_ack_many[], bitt__rd_lua_q_snooze[], bitt__rd_lua_q_get[];
+extern const char bitt__rd_lua_q_ack_many[], bitt__rd_lua_q_snooze[], bitt__rd_lua_q_get[],
+    bitt__rd_lua_q_purge[];
 extern const char bitt__rd_lua_q_claim[], bitt__rd_lua_q_ack[], bitt__rd_lua_q_nack[],
     bitt__rd_lua_q_extend[], bitt__rd_lua_q_stats[], bitt__rd_lua_q_dead_list[],
     bitt__rd_lua_q_dead_retry[], bitt__rd_lua_q_dead_delete[];
@@ -456,7 +478,7 @@ extern const char bitt__rd_lua_o_pending[], bitt__rd_lua_o_ack[], bitt__rd_lua_o
     bitt__rd_lua_o_park[], bitt__rd_lua_o_parked[], bitt__rd_lua_o_move[], bitt__rd_lua_o_counts[];
 extern const char bitt__rd_lua_p_publish[], bitt__rd_lua_p_fetch[];
 extern const char bitt__rd_lua_b_take[];
-extern const char bitt__rd_lua_s_upsert[], bitt__rd_lua_s_claim[], bitt__rd_lua_s_list[],
+extern const char bitt__rd_lua_s_set[], bitt__rd_lua_s_due[], bitt__rd_lua_s_list[],
     bitt__rd_lua_s_delete[];
 
 /* ---- the vtable's functions ------------------------------------------------- */
@@ -503,6 +525,8 @@ int bitt__rd_queue_dead_delete(bitt_backend *be, const bitt_time *t, const char 
                                uint64_t *count);
 int bitt__rd_queue_stats(bitt_backend *be, const bitt_time *t, const char *topic,
                          bitt_queue_stats *out);
+int bitt__rd_queue_purge(bitt_backend *be, const bitt_time *t, const char *topic,
+                         uint64_t *removed);
 
 int bitt__rd_lease_acquire(bitt_backend *be, const bitt_time *t, const char *name,
                            const char *owner, int64_t ttl_ms, uint64_t *epoch, int64_t *expires_at);
@@ -539,11 +563,10 @@ int bitt__rd_pubsub_fetch(bitt_backend *be, const bitt_time *t, const char *chan
 int bitt__rd_budget_take(bitt_backend *be, const bitt_time *t, const char *name,
                          const bitt_budget_params *p, int64_t n, int64_t *wait_ms);
 
-int bitt__rd_schedule_upsert(bitt_backend *be, const bitt_time *t, const char *key,
-                             int64_t interval_ms, const uint8_t *payload, size_t len, int kind,
-                             int64_t first_run_at);
-int bitt__rd_schedule_claim(bitt_backend *be, const bitt_time *t, const char *prefix,
-                            bitt_schedule **out);
+int bitt__rd_schedule_set(bitt_backend *be, const bitt_time *t, const bitt_schedule_def *def,
+                          int64_t first_run_at);
+int bitt__rd_schedule_due(bitt_backend *be, const bitt_time *t, const char *prefix,
+                          bitt_schedule **out);
 int bitt__rd_schedule_get(bitt_backend *be, const bitt_time *t, const char *key,
                           bitt_schedule **out);
 int bitt__rd_schedule_list(bitt_backend *be, const bitt_time *t, bitt_schedule_array *out);

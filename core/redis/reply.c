@@ -242,6 +242,11 @@ void bitt__rd_arg_i64(bitt_rd_args *a, int64_t v)
     arg_number(a, text, bitt__counter_format(v, text));
 }
 
+void bitt__rd_arg_copy(bitt_rd_args *a, const void *p, size_t n)
+{
+    arg_number(a, p, n);
+}
+
 void bitt__rd_arg_u64(bitt_rd_args *a, uint64_t v)
 {
     char text[24];
@@ -361,8 +366,8 @@ int bitt__rd_push_message(const redisReply *r, size_t at, size_t width, bitt_mes
                           const char *what)
 {
     int rc = bitt__rd_elem_count(r, at, width, what);
-    int64_t n[BITT_RD_QMSG_FIELDS] = {0};
-    static const size_t numeric[] = {0, 3, 5, 6, 8, 9, 10, 11, 12, 13};
+    int64_t n[BITT_RD_QGET_FIELDS] = {0};
+    static const size_t numeric[] = {0, 3, 5, 6, 8, 9, 10, 11, 12, 13, 14, 16};
     for (size_t k = 0; !rc && k < sizeof numeric / sizeof *numeric && numeric[k] < width; k++)
         rc = bitt__rd_i64(r, at + numeric[k], &n[numeric[k]], what);
     if (!rc && (n[13] < INT32_MIN || n[13] > INT32_MAX))
@@ -389,7 +394,11 @@ int bitt__rd_push_message(const redisReply *r, size_t at, size_t width, bitt_mes
         .park_reason = (int)n[11],
         .state = (int)n[12],
         .priority = (int32_t)n[13],
+        .done_at = n[14],
+        .result_kind = (int)n[16],
     };
+    if (width > 15) /* a done message's result; nil: none */
+        f.result = (uint8_t *)bitt__rd_str(r, at + 15, &f.result_len);
     bitt_message *m = bitt__message_new(&f);
     free(topic_heap);
     free(token_heap);

@@ -55,8 +55,8 @@ const bitt_rd_script bitt__rd_scripts[RS_COUNT] = {
     S(RS_P_PUBLISH, "publish", bitt__rd_lua_p_publish, 0),
     S(RS_P_FETCH, "subscription fetch", bitt__rd_lua_p_fetch, RS_READONLY),
     S(RS_B_TAKE, "budget take", bitt__rd_lua_b_take, RS_LIB_BIG),
-    S(RS_S_UPSERT, "schedule upsert", bitt__rd_lua_s_upsert, 0),
-    S(RS_S_CLAIM, "schedule claim", bitt__rd_lua_s_claim, RS_LIB_BIG),
+    S(RS_S_SET, "schedule set", bitt__rd_lua_s_set, 0),
+    S(RS_S_DUE, "schedule due", bitt__rd_lua_s_due, RS_READONLY),
     S(RS_S_LIST, "schedule list", bitt__rd_lua_s_list, RS_READONLY),
     S(RS_S_DELETE, "schedule delete", bitt__rd_lua_s_delete, 0),
     S(RS_Q_ACK_MANY, "queue ack_many", bitt__rd_lua_q_ack_many, Q),
@@ -66,6 +66,7 @@ const bitt_rd_script bitt__rd_scripts[RS_COUNT] = {
     S(RS_Q_SNOOZE, "queue snooze", bitt__rd_lua_q_snooze, Q),
     S(RS_Q_GET, "queue get", bitt__rd_lua_q_get, Q),
     S(RS_COMMIT_QUEUE, "commit", bitt__rd_lua_commit, Q),
+    S(RS_Q_PURGE, "queue purge", bitt__rd_lua_q_purge, Q),
 };
 
 /* The full text of a script, malloc'd; NULL on out of memory. */
@@ -135,6 +136,24 @@ void bitt__rd_script_args(bitt_backend *be, bitt_rd_args *a, const bitt_time *t)
     bitt__rd_arg_str(a, "1");
     bitt__rd_arg_str(a, be->anchor);
     bitt__rd_arg_i64(a, t->now);
+}
+
+void bitt__rd_queue_args(bitt_backend *be, bitt_rd_args *a, const bitt_time *t)
+{
+    const bitt_limits *l = &be->limits;
+    if (!l->queue_done_retention_ms && !l->queue_dead_retention_ms) {
+        bitt__rd_script_args(be, a, t);
+        return;
+    }
+    bitt__rd_args_init(a);
+    bitt__rd_arg_str(a, "EVALSHA");
+    bitt__rd_arg_str(a, "");
+    bitt__rd_arg_str(a, "1");
+    bitt__rd_arg_str(a, be->anchor);
+    char text[72];
+    int n = snprintf(text, sizeof text, "%lld/%lld/%lld", (long long)t->now,
+                     (long long)l->queue_done_retention_ms, (long long)l->queue_dead_retention_ms);
+    bitt__rd_arg_copy(a, text, (size_t)n);
 }
 
 int bitt__rd_eval(bitt_backend *be, bitt_rd_script_id id, bitt_rd_args *a, size_t items,

@@ -7,7 +7,9 @@
  * takes one versionstamp from <p>meta (so versions are unique and
  * increasing across every process on the file), then applies the
  * mutations in order (sets, deletes, sums, enqueues, outbox appends, queue
- * ops), each seeing the ones before it. A queue delivery op (ack, nack,
+ * ops, schedule advances), each seeing the ones before it. A schedule
+ * advance is a check too (its schedule must still be at the occurrence the
+ * engine read). A queue delivery op (ack, nack,
  * snooze, extend) is a check too: its topic is swept and its token must
  * hold a live lease, or the commit fails with BITT_ETOKEN. Any failure rolls the whole transaction
  * back.
@@ -168,10 +170,13 @@ static int sq_apply(bitt_backend *be, bitt_commit *c)
     int64_t now = c->time.now;
     for (size_t i = 0; i < c->count; i++) {
         bitt_op *op = &c->ops[i];
-        if (op->type == BITT_OP_FENCE || sq_is_delivery(op)) {
+        if (op->type == BITT_OP_FENCE || op->type == BITT_OP_SCHEDULE_ADVANCE ||
+            sq_is_delivery(op)) {
             int status = op->type == BITT_OP_FENCE ? bitt__sq_lease_fence(be, now, op, i)
-                                                   : bitt__sq_queue_check(be, now, op, i);
-            if (status == BITT_ELEASELOST || status == BITT_ETOKEN)
+                         : op->type == BITT_OP_SCHEDULE_ADVANCE
+                             ? bitt__sq_schedule_advance_check(be, op, i)
+                             : bitt__sq_queue_check(be, now, op, i);
+            if (status == BITT_ELEASELOST || status == BITT_ETOKEN || status == BITT_ECONFLICT)
                 c->failed = i;
             if (status != BITT_OK)
                 return status;
@@ -214,6 +219,7 @@ static int sq_apply(bitt_backend *be, bitt_commit *c)
             break;
         case BITT_OP_QUEUE_CANCEL: status = bitt__sq_queue_cancel(be, now, op); break;
         case BITT_OP_QUEUE_RESCHEDULE: status = bitt__sq_queue_reschedule(be, now, op); break;
+        case BITT_OP_SCHEDULE_ADVANCE: status = bitt__sq_schedule_advance(be, op); break;
         default:
             status = bitt__fail(BITT_EUNSUPPORTED,
                                 "sqlite: commit: operation type %d is not supported", op->type);

@@ -281,7 +281,7 @@ static void sq_close(bitt_backend *be)
 
 static int sq_open(bitt_url *url, const bitt_limits *limits, bitt_backend **out)
 {
-    (void)limits; /* the engine applies the size limits */
+    /* the engine applies the size limits; the queue keeps the retentions */
     *out = NULL;
     sq_options o;
     int status = sq_read_options(url, &o);
@@ -301,6 +301,8 @@ static int sq_open(bitt_url *url, const bitt_limits *limits, bitt_backend **out)
         return bitt__fail(BITT_ENOMEM, "sqlite: out of memory");
     memcpy(be->prefix, o.prefix, strlen(o.prefix) + 1);
     be->is_memory = strcmp(path, ":memory:") == 0;
+    be->done_retention_ms = limits->queue_done_retention_ms;
+    be->dead_retention_ms = limits->queue_dead_retention_ms;
 
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     int rc = sqlite3_open_v2(path, &be->db, flags, NULL);
@@ -375,12 +377,16 @@ const bitt_backend_ops bitt__sqlite_backend = {
     .pubsub_head = bitt__sq_pubsub_head,
     .pubsub_fetch = bitt__sq_pubsub_fetch,
     .budget_take = bitt__sq_budget_take,
-    .schedule_upsert = bitt__sq_schedule_upsert,
-    .schedule_claim = bitt__sq_schedule_claim,
+    /* schedule_upsert and schedule_claim: replaced by schedule_set and
+     * schedule_due (version 7) */
     .schedule_get = bitt__sq_schedule_get,
     .schedule_list = bitt__sq_schedule_list,
     .schedule_delete = bitt__sq_schedule_delete,
     .queue_ack_many = bitt__sq_queue_ack_many,
     .queue_claim_topics = bitt__sq_queue_claim_topics,
     .queue_get = bitt__sq_queue_get,
+
+    .queue_purge = bitt__sq_queue_purge,
+    .schedule_set = bitt__sq_schedule_set,
+    .schedule_due = bitt__sq_schedule_due,
 };

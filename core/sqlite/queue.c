@@ -6,8 +6,10 @@
  * queue_claim.c, messages by id in queue_byid.c.
  *
  * A row is pending (state 0: claimable from due_at), processing (state 1:
- * leased until due_at, claimable again once it passes) or dead (state 2).
- * Each call is one BEGIN IMMEDIATE transaction. */
+ * leased until due_at, claimable again once it passes), dead (state 2) or,
+ * with done retention, done (state 3: acked at done_at, with the ack's
+ * result; it gave up its dedup key, and nothing but a get or the retention
+ * sweep finds it). Each call is one BEGIN IMMEDIATE transaction. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +22,10 @@
     "WHERE topic = ?1 AND state = 1 AND due_at <= ?2 AND attempts >= max_attempts"
 #define Q_LIVE "WHERE id = ?1 AND topic = ?2 AND state = 1 AND token = ?3 AND due_at > ?4"
 #define Q_ACK_SQL "DELETE FROM \"{p}queue\" " Q_LIVE
+/* the ack with done retention: kept done at now (?4) with the result */
+#define Q_FINISH_SQL                                                                               \
+    "UPDATE \"{p}queue\" SET state = 3, done_at = ?4, token = NULL, dedup_key = NULL, "            \
+    "result = ?5, result_kind = ?6 " Q_LIVE
 #define Q_HELD_SQL "SELECT attempts, max_attempts FROM \"{p}queue\" " Q_LIVE
 #define Q_EXTEND_SQL "UPDATE \"{p}queue\" SET due_at = ?5 " Q_LIVE
 #define Q_SNOOZE_SQL                                                                               \
@@ -49,11 +55,17 @@ void bitt__sq_queue_fields(sqlite3_stmt *st, const char *topic, bitt_message *f)
                         .due_at = sqlite3_column_int64(st, 7),
                         .failed_at = sqlite3_column_int64(st, 8),
                         .token = (char *)sqlite3_column_text(st, 9),
-                        .priority = (int32_t)sqlite3_column_int64(st, 10)};
+                        .priority = (int32_t)sqlite3_column_int64(st, 10),
+                        .done_at = sqlite3_column_int64(st, 11)}; /* NULL reads as 0 */
     f->payload = (uint8_t *)bitt__sq_column_bytes(st, 1, &f->payload_len);
+    /* NULL: no result; an empty BLOB is an empty result */
+    if (sqlite3_column_type(st, 12) != SQLITE_NULL) {
+        f->result = (uint8_t *)bitt__sq_column_bytes(st, 12, &f->result_len);
+        f->result_kind = sqlite3_column_int(st, 13);
+    }
 }
 
-int bitt__sq_queue_sweep(bitt_backend *be, int64_t now, const char *topic)
+int bitt__sq_queue_sweep_leases(bitt_backend *be, int64_t now, const char *topic)
 {
     sqlite3_stmt *st;
     int status = bitt__sq_stmt(be, SQ_Q_SWEEP, Q_SWEEP_SQL, &st);
@@ -65,6 +77,12 @@ int bitt__sq_queue_sweep(bitt_backend *be, int64_t now, const char *topic)
     if (rc == SQLITE_OK)
         rc = bitt__sq_bind_str(st, 3, BITT_LEASE_EXPIRED_ERROR);
     return bitt__sq_run(be, st, rc, "queue (dead-lettering expired last attempts)", NULL);
+}
+
+int bitt__sq_queue_sweep(bitt_backend *be, int64_t now, const char *topic)
+{
+    int status = bitt__sq_queue_sweep_leases(be, now, topic);
+    return status == BITT_OK ? bitt__sq_queue_drop(be, now, topic, NULL) : status;
 }
 
 int bitt__sq_queue_begin(bitt_backend *be, int64_t now, const char *topic, const char *what)
@@ -113,6 +131,8 @@ static int q_refused(bitt_backend *be, int64_t now, const bitt_op *op, long at)
                   "new delivery";
         else if (state == 2)
             why = "is dead-lettered";
+        else if (state == 3)
+            why = "is done (acked already)";
         else if (!row_token || strcmp(row_token, token) != 0)
             why = "is leased under another token (it was delivered again since, or the token "
                   "is wrong)";
@@ -203,19 +223,27 @@ static int q_nack(bitt_backend *be, int64_t now, const bitt_op *op, uint32_t att
     return bitt__sq_run(be, st, rc, "queue nack", NULL);
 }
 
-/* ack, extend or snooze: one update of the live lease; *changed = 0 when
- * there is none. */
+/* ack (a delete, or with done retention the row kept done with op's
+ * result: value, value_len, kind; value NULL = none), extend or snooze:
+ * one update of the live lease; *changed = 0 when there is none. */
 static int q_change(bitt_backend *be, int64_t now, const bitt_op *op, uint64_t *changed)
 {
     sqlite3_stmt *st;
-    int status = op->type == BITT_OP_QUEUE_ACK ? bitt__sq_stmt(be, SQ_Q_ACK, Q_ACK_SQL, &st)
+    int keep = op->type == BITT_OP_QUEUE_ACK && be->done_retention_ms > 0;
+    int status = keep                            ? bitt__sq_stmt(be, SQ_Q_FINISH, Q_FINISH_SQL, &st)
+                 : op->type == BITT_OP_QUEUE_ACK ? bitt__sq_stmt(be, SQ_Q_ACK, Q_ACK_SQL, &st)
                  : op->type == BITT_OP_QUEUE_SNOOZE
                      ? bitt__sq_stmt(be, SQ_Q_SNOOZE, Q_SNOOZE_SQL, &st)
                      : bitt__sq_stmt(be, SQ_Q_EXTEND, Q_EXTEND_SQL, &st);
     if (status != BITT_OK)
         return status;
     int rc = q_bind_live(st, op->version, op->name, op->owner, now);
-    if (rc == SQLITE_OK && op->type != BITT_OP_QUEUE_ACK) {
+    if (rc == SQLITE_OK && keep) {
+        rc = op->value ? bitt__sq_bind_bytes(st, 5, op->value, op->value_len)
+                       : sqlite3_bind_null(st, 5);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_bind_int(st, 6, op->value ? op->kind : 0);
+    } else if (rc == SQLITE_OK && op->type != BITT_OP_QUEUE_ACK) {
         int64_t ms = op->type == BITT_OP_QUEUE_SNOOZE ? op->delay_ms : op->ttl_ms;
         rc = sqlite3_bind_int64(st, 5, bitt__time_add(now, ms));
     }
@@ -291,8 +319,9 @@ int bitt__sq_queue_snooze(bitt_backend *be, const bitt_time *t, const char *topi
     return q_alone(be, t, BITT_OP_QUEUE_SNOOZE, topic, id, token, NULL, delay_ms, NULL);
 }
 
-/* One transaction, one DELETE per item in order: a repeated id finds its
- * row gone. Any failure rolls the whole batch back. */
+/* One transaction, one DELETE (or, with done retention, UPDATE to done)
+ * per item in order: a repeated id finds its row gone or done. Any failure rolls the whole batch
+ * back. */
 int bitt__sq_queue_ack_many(bitt_backend *be, const bitt_time *t, const char *topic,
                             const uint64_t *ids, const char *const *tokens, size_t count,
                             int *statuses)

@@ -11,8 +11,9 @@
 
 #define Q_GET_SQL                                                                                  \
     "SELECT " BITT_SQ_QUEUE_COLS ", state FROM \"{p}queue\" WHERE id = ?1 AND topic = ?2"
-/* A pending, delayed or leased message (dead letters have their own calls). */
-#define Q_CANCEL_SQL "DELETE FROM \"{p}queue\" WHERE id = ?1 AND topic = ?2 AND state <> 2"
+/* A pending, delayed or leased message (dead letters have their own calls,
+ * done messages none). */
+#define Q_CANCEL_SQL "DELETE FROM \"{p}queue\" WHERE id = ?1 AND topic = ?2 AND state < 2"
 /* A pending or delayed one, or a lease that ran out (ended here: its token
  * no longer acks; attempts and error kept). A live lease is its consumer's. */
 #define Q_RESCHEDULE_SQL                                                                           \
@@ -25,6 +26,8 @@ static int q_state(int state, int64_t due_at, int64_t now)
 {
     if (state == 2)
         return BITT_MSG_DEAD;
+    if (state == 3)
+        return BITT_MSG_DONE;
     if (due_at <= now)
         return BITT_MSG_PENDING;
     return state == 1 ? BITT_MSG_LEASED : BITT_MSG_DELAYED;
@@ -50,7 +53,7 @@ int bitt__sq_queue_get(bitt_backend *be, const bitt_time *t, const char *topic, 
             bitt_message f;
             bitt__sq_queue_fields(st, topic, &f);
             f.token = NULL; /* reading a message never hands out its delivery */
-            f.state = q_state(sqlite3_column_int(st, 11), f.due_at, t->now);
+            f.state = q_state(sqlite3_column_int(st, BITT_SQ_QUEUE_NCOLS), f.due_at, t->now);
             *out = bitt__message_new(&f);
             if (!*out)
                 status = bitt__fail(BITT_ENOMEM, "sqlite: out of memory for a message");

@@ -22,7 +22,8 @@
     "count(*) FILTER (WHERE state = 0 AND due_at > ?2), "                                          \
     "count(*) FILTER (WHERE state = 1 AND due_at > ?2), "                                          \
     "count(*) FILTER (WHERE state = 2), "                                                          \
-    "min(due_at) FILTER (WHERE state < 2 AND due_at <= ?2) "                                       \
+    "min(due_at) FILTER (WHERE state < 2 AND due_at <= ?2), "                                      \
+    "count(*) FILTER (WHERE state = 3) "                                                           \
     "FROM \"{p}queue\" WHERE topic = ?1"
 
 int bitt__sq_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *topic,
@@ -40,7 +41,7 @@ int bitt__sq_queue_dead_list(bitt_backend *be, const bitt_time *t, const char *t
         if (rc == SQLITE_OK)
             rc = bitt__sq_bind_count(st, 3, limit);
         while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-            bitt_message f;
+            bitt_message f = {0};
             bitt__sq_queue_fields(st, topic, &f);
             if ((status = bitt__sq_push_message(out, &f)) != BITT_OK)
                 break;
@@ -121,6 +122,7 @@ int bitt__sq_queue_stats(bitt_backend *be, const bitt_time *t, const char *topic
             out->processing = (uint64_t)sqlite3_column_int64(st, 2);
             out->dead = (uint64_t)sqlite3_column_int64(st, 3);
             out->oldest_pending_at = sqlite3_column_int64(st, 4); /* NULL reads as 0 */
+            out->done = (uint64_t)sqlite3_column_int64(st, 5);
         } else {
             status = bitt__sq_fail(be, rc, "queue stats");
         }

@@ -1,24 +1,31 @@
 /*
- * core/sqlite/schedule.c: interval schedules.
+ * core/sqlite/schedule.c: schedules (an interval or a cron expression, with
+ * or without a topic whose claim enqueues the occurrence's message).
  *
- * A claim is one BEGIN IMMEDIATE transaction that picks the due schedule
- * with the smallest (next_run_at, key) through the index (next_run_at,
- * key) and moves its next run past now (bitt__schedule_advance): of any
- * number of processes claiming at once, one gets each occurrence. A key
- * prefix is a byte range on the key ([prefix, prefix with its last byte
- * incremented)), never a pattern.
+ * The engine works out occurrences (core/schedule_claim.c): due only reads
+ * the due schedule with the smallest (next_run_at, key), through the index
+ * (next_run_at, key), and the claim is the engine's commit of
+ * BITT_OP_SCHEDULE_ADVANCE, guarded by the next_run_at that was read: of
+ * any number of processes claiming at once, one commits each occurrence.
+ * A key prefix is a byte range on the key ([prefix, prefix with its last
+ * byte incremented)), never a pattern.
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include "sqlite_internal.h"
 
-#define S_COLS "key, interval_ms, payload, kind, next_run_at"
-#define S_UPSERT_SQL                                                                               \
-    "INSERT INTO \"{p}schedule\" (key, interval_ms, payload, kind, next_run_at) "                  \
-    "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (key) DO UPDATE SET "                                 \
-    "payload = excluded.payload, kind = excluded.kind, interval_ms = excluded.interval_ms, "       \
-    "next_run_at = CASE WHEN interval_ms = excluded.interval_ms THEN next_run_at "                 \
-    "ELSE excluded.next_run_at END"
+#define S_COLS "key, interval_ms, payload, kind, next_run_at, cron, topic, max_attempts, priority"
+/* A new schedule, or one whose cadence (interval or cron text) changed,
+ * starts at first_run_at; any other keeps its next run. SET reads the old
+ * row on every right-hand side. */
+#define S_SET_SQL                                                                                  \
+    "INSERT INTO \"{p}schedule\" (" S_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "        \
+    "ON CONFLICT (key) DO UPDATE SET payload = excluded.payload, kind = excluded.kind, "           \
+    "interval_ms = excluded.interval_ms, cron = excluded.cron, topic = excluded.topic, "           \
+    "max_attempts = excluded.max_attempts, priority = excluded.priority, "                         \
+    "next_run_at = CASE WHEN interval_ms = excluded.interval_ms AND cron IS excluded.cron "        \
+    "THEN next_run_at ELSE excluded.next_run_at END"
 #define S_DUE_ALL_SQL                                                                              \
     "SELECT " S_COLS " FROM \"{p}schedule\" WHERE next_run_at <= ?1 "                              \
     "ORDER BY next_run_at, key LIMIT 1"
@@ -27,18 +34,26 @@
 #define S_DUE_RANGE_SQL                                                                            \
     "SELECT " S_COLS " FROM \"{p}schedule\" WHERE next_run_at <= ?1 AND key >= ?2 AND key < ?3 "   \
     "ORDER BY next_run_at, key LIMIT 1"
+#define S_AT_SQL "SELECT next_run_at FROM \"{p}schedule\" WHERE key = ?1"
 #define S_ADVANCE_SQL "UPDATE \"{p}schedule\" SET next_run_at = ?2 WHERE key = ?1"
 #define S_GET_SQL "SELECT " S_COLS " FROM \"{p}schedule\" WHERE key = ?1"
 #define S_LIST_SQL "SELECT " S_COLS " FROM \"{p}schedule\" ORDER BY key"
 #define S_DELETE_SQL "DELETE FROM \"{p}schedule\" WHERE key = ?1"
 
 /* A schedule from the current row (columns S_COLS); NULL on out of memory. */
-static bitt_schedule *s_row(sqlite3_stmt *st, int64_t next_run_at, int64_t occurrence)
+static bitt_schedule *s_row(sqlite3_stmt *st, int64_t occurrence)
 {
-    size_t len;
-    const void *payload = bitt__sq_column_bytes(st, 2, &len);
-    return bitt__schedule_new((const char *)sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1),
-                              payload, len, sqlite3_column_int(st, 3), next_run_at, occurrence);
+    bitt_schedule_def def = {
+        .key = (const char *)sqlite3_column_text(st, 0),
+        .interval_ms = sqlite3_column_int64(st, 1),
+        .kind = sqlite3_column_int(st, 3),
+        .cron = (const char *)sqlite3_column_text(st, 5),
+        .topic = (const char *)sqlite3_column_text(st, 6),
+        .max_attempts = (uint32_t)sqlite3_column_int64(st, 7),
+        .priority = (int32_t)sqlite3_column_int64(st, 8),
+    };
+    def.payload = bitt__sq_column_bytes(st, 2, &def.payload_len);
+    return bitt__schedule_from_def(&def, sqlite3_column_int64(st, 4), occurrence);
 }
 
 static int s_oom(void)
@@ -46,32 +61,40 @@ static int s_oom(void)
     return bitt__fail(BITT_ENOMEM, "sqlite: out of memory for a schedule");
 }
 
-int bitt__sq_schedule_upsert(bitt_backend *be, const bitt_time *t, const char *key,
-                             int64_t interval_ms, const uint8_t *payload, size_t len, int kind,
-                             int64_t first_run_at)
+int bitt__sq_schedule_set(bitt_backend *be, const bitt_time *t, const bitt_schedule_def *def,
+                          int64_t first_run_at)
 {
     (void)t;
     sqlite3_stmt *st;
-    int status = bitt__sq_write(be, "schedule upsert (BEGIN IMMEDIATE)");
+    int status = bitt__sq_write(be, "schedule set (BEGIN IMMEDIATE)");
     if (status == BITT_OK)
-        status = bitt__sq_stmt(be, SQ_S_UPSERT, S_UPSERT_SQL, &st);
+        status = bitt__sq_stmt(be, SQ_S_SET, S_SET_SQL, &st);
     if (status == BITT_OK) {
-        int rc = bitt__sq_bind_str(st, 1, key);
+        int rc = bitt__sq_bind_str(st, 1, def->key);
         if (rc == SQLITE_OK)
-            rc = sqlite3_bind_int64(st, 2, interval_ms);
+            rc = sqlite3_bind_int64(st, 2, def->interval_ms);
         if (rc == SQLITE_OK)
-            rc = bitt__sq_bind_bytes(st, 3, payload, len);
+            rc = bitt__sq_bind_bytes(st, 3, def->payload, def->payload_len);
         if (rc == SQLITE_OK)
-            rc = sqlite3_bind_int(st, 4, kind);
+            rc = sqlite3_bind_int(st, 4, def->kind);
         if (rc == SQLITE_OK)
             rc = sqlite3_bind_int64(st, 5, first_run_at);
-        status = bitt__sq_run(be, st, rc, "schedule upsert", NULL);
+        if (rc == SQLITE_OK)
+            rc = bitt__sq_bind_str(st, 6, def->cron);
+        if (rc == SQLITE_OK)
+            rc = bitt__sq_bind_str(st, 7, def->topic);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_bind_int64(st, 8, def->max_attempts);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_bind_int64(st, 9, def->priority);
+        status = bitt__sq_run(be, st, rc, "schedule set", NULL);
     }
-    return bitt__sq_end(be, status, "schedule upsert (COMMIT)");
+    return bitt__sq_end(be, status, "schedule set (COMMIT)");
 }
 
-/* Selects the due schedule to claim; BITT_NOTFOUND when none. On BITT_OK
- * *out holds it with its occurrence and its advanced next run. */
+/* The due schedule with the smallest (next_run_at, key) among the keys
+ * starting with prefix: BITT_OK with *out (its occurrence: now), or
+ * BITT_NOTFOUND. */
 static int s_pick(bitt_backend *be, int64_t now, const char *prefix, bitt_schedule **out)
 {
     sqlite3_stmt *st;
@@ -101,39 +124,60 @@ static int s_pick(bitt_backend *be, int64_t now, const char *prefix, bitt_schedu
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        int64_t at = sqlite3_column_int64(st, 4);
-        int64_t next = bitt__schedule_advance(at, sqlite3_column_int64(st, 1), now);
-        if (!(*out = s_row(st, next, at)))
+        if (!(*out = s_row(st, now)))
             status = s_oom();
     } else {
-        status = rc == SQLITE_DONE ? BITT_NOTFOUND : bitt__sq_fail(be, rc, "schedule claim");
+        status = rc == SQLITE_DONE ? BITT_NOTFOUND : bitt__sq_fail(be, rc, "schedule due");
     }
     sqlite3_reset(st);
     return status;
 }
 
-int bitt__sq_schedule_claim(bitt_backend *be, const bitt_time *t, const char *prefix,
-                            bitt_schedule **out)
+int bitt__sq_schedule_due(bitt_backend *be, const bitt_time *t, const char *prefix,
+                          bitt_schedule **out)
 {
     *out = NULL;
-    sqlite3_stmt *st;
-    int status = bitt__sq_write(be, "schedule claim (BEGIN IMMEDIATE)");
+    int status = bitt__sq_schema(be); /* one statement: one snapshot */
     if (status == BITT_OK)
         status = s_pick(be, t->now, prefix ? prefix : "", out);
-    if (status == BITT_OK)
-        status = bitt__sq_stmt(be, SQ_S_ADVANCE, S_ADVANCE_SQL, &st);
-    if (status == BITT_OK) {
-        int rc = bitt__sq_bind_str(st, 1, (*out)->key);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_bind_int64(st, 2, (*out)->next_run_at);
-        status = bitt__sq_run(be, st, rc, "schedule claim (advance)", NULL);
-    }
-    status = bitt__sq_end(be, status, "schedule claim (COMMIT)");
-    if (status != BITT_OK) {
-        bitt_schedule_free(*out);
-        *out = NULL;
-    }
     return status;
+}
+
+int bitt__sq_schedule_advance_check(bitt_backend *be, const bitt_op *op, size_t i)
+{
+    sqlite3_stmt *st;
+    int status = bitt__sq_stmt(be, SQ_S_AT, S_AT_SQL, &st);
+    if (status != BITT_OK)
+        return status;
+    int rc = bitt__sq_bind_str(st, 1, op->name);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        status = bitt__fail(BITT_ECONFLICT, "commit: op %zu: schedule '%s' is gone", i, op->name);
+    } else if (rc != SQLITE_ROW) {
+        status = bitt__sq_fail(be, rc, "commit (schedule advance)");
+    } else {
+        int64_t at = sqlite3_column_int64(st, 0);
+        if (at != op->delta)
+            status = bitt__fail(BITT_ECONFLICT,
+                                "commit: op %zu: schedule '%s' moved on: its next run is %" PRId64
+                                ", not the occurrence %" PRId64,
+                                i, op->name, at, op->delta);
+    }
+    sqlite3_reset(st);
+    return status;
+}
+
+int bitt__sq_schedule_advance(bitt_backend *be, const bitt_op *op)
+{
+    sqlite3_stmt *st;
+    int status = bitt__sq_stmt(be, SQ_S_ADVANCE, S_ADVANCE_SQL, &st);
+    if (status != BITT_OK)
+        return status;
+    int rc = bitt__sq_bind_str(st, 1, op->name);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 2, op->delay_ms);
+    return bitt__sq_run(be, st, rc, "commit (schedule advance)", NULL);
 }
 
 int bitt__sq_schedule_get(bitt_backend *be, const bitt_time *t, const char *key,
@@ -151,7 +195,7 @@ int bitt__sq_schedule_get(bitt_backend *be, const bitt_time *t, const char *key,
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        if (!(*out = s_row(st, sqlite3_column_int64(st, 4), 0)))
+        if (!(*out = s_row(st, 0)))
             status = s_oom();
     } else {
         status = rc == SQLITE_DONE ? BITT_NOTFOUND : bitt__sq_fail(be, rc, "schedule get");
@@ -171,7 +215,7 @@ int bitt__sq_schedule_list(bitt_backend *be, const bitt_time *t, bitt_schedule_a
         return status;
     int rc; /* one statement: one snapshot */
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        bitt_schedule *s = s_row(st, sqlite3_column_int64(st, 4), 0);
+        bitt_schedule *s = s_row(st, 0);
         if (!s) {
             status = s_oom();
             break;

@@ -32,6 +32,20 @@
  *                state, priority DESC, due_at) (then id), which also serves
  *                sweeps and stats, and replaces (topic, state, due_at)
  *
+ * Version 4 (queue retention, cron and topic schedules) alters a version-3
+ * file in place (ALTER TABLE ADD COLUMN, so every row keeps its meaning):
+ *   <p>queue     gains done_at INTEGER (NULL until done), result BLOB (NULL =
+ *                none) and result_kind INTEGER NOT NULL DEFAULT 0; state 3
+ *                is done (acked and kept for queue_done_retention, no dedup
+ *                key). Partial indexes (topic, done_at) WHERE done and
+ *                (topic, failed_at) WHERE dead let a retention sweep find
+ *                what outlived it without a scan; without retention no row
+ *                is done, and the sweep runs no statement for it
+ *   <p>schedule  gains cron TEXT (NULL: an interval schedule, interval_ms 0
+ *                otherwise), topic TEXT (NULL: none), max_attempts INTEGER
+ *                NOT NULL DEFAULT 1 and priority INTEGER NOT NULL DEFAULT 0
+ *                (a version-3 schedule is an interval one without a topic)
+ *
  * A table of one of those names without bitt's columns belongs to someone
  * else: it is refused, never altered. Migrations run in BEGIN IMMEDIATE,
  * so several processes may run them at once: one creates, the others find
@@ -197,8 +211,8 @@ static int sq_judge(bitt_backend *be, const sq_schema_info *info, int migrating)
 
 /* Creates whatever is missing and records the schema version: every
  * statement is idempotent, so a version-1 database gains the version-2
- * tables and a version-2 one the version-3 index, and nothing else
- * changes. */
+ * tables, a version-2 one the version-3 index and a version-3 one the
+ * version-4 indexes, and nothing else changes. */
 static const char sq_ddl[] =
     /* version 1 */
     "CREATE TABLE IF NOT EXISTS \"{p}meta\" ("
@@ -215,7 +229,8 @@ static const char sq_ddl[] =
     "due_at INTEGER NOT NULL, attempts INTEGER NOT NULL, max_attempts INTEGER NOT NULL, "
     "token TEXT, last_error TEXT, payload BLOB NOT NULL, kind INTEGER NOT NULL, "
     "created_at INTEGER NOT NULL, failed_at INTEGER NOT NULL, dedup_key BLOB, "
-    "priority INTEGER NOT NULL DEFAULT 0);"
+    "priority INTEGER NOT NULL DEFAULT 0, done_at INTEGER, result BLOB, "
+    "result_kind INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS \"{p}queue_dead\" ON \"{p}queue\" (topic, id) WHERE state = 2;"
     "CREATE UNIQUE INDEX IF NOT EXISTS \"{p}queue_dedup\" ON \"{p}queue\" (topic, dedup_key) "
     "WHERE dedup_key IS NOT NULL AND state <> 2;"
@@ -240,37 +255,72 @@ static const char sq_ddl[] =
     "period_ms INTEGER NOT NULL) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS \"{p}schedule\" ("
     "key TEXT PRIMARY KEY, interval_ms INTEGER NOT NULL, payload BLOB NOT NULL, "
-    "kind INTEGER NOT NULL, next_run_at INTEGER NOT NULL);"
+    "kind INTEGER NOT NULL, next_run_at INTEGER NOT NULL, cron TEXT, topic TEXT, "
+    "max_attempts INTEGER NOT NULL DEFAULT 1, priority INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS \"{p}schedule_due\" ON \"{p}schedule\" (next_run_at, key);"
-    /* version 3 (a version-2 queue got its priority column first: sq_add_priority) */
+    /* version 3 (a version-2 queue got its priority column first: sq_add_columns) */
     "CREATE INDEX IF NOT EXISTS \"{p}queue_pick\" ON \"{p}queue\" "
     "(topic, state, priority DESC, due_at);"
     "DROP INDEX IF EXISTS \"{p}queue_claim\";"
+    /* version 4 (older tables got their columns first: sq_add_columns) */
+    "CREATE INDEX IF NOT EXISTS \"{p}queue_done\" ON \"{p}queue\" (topic, done_at) "
+    "WHERE state = 3;"
+    "CREATE INDEX IF NOT EXISTS \"{p}queue_aging\" ON \"{p}queue\" (topic, failed_at) "
+    "WHERE state = 2;"
     /* the version goes up, never down */
     "INSERT INTO \"{p}meta\" (name, value) VALUES ('schema_version', " SQ_STR(
         BITT_SQ_SCHEMA_VERSION) ") ON CONFLICT (name) DO UPDATE SET value = excluded.value "
                                 "WHERE value < excluded.value;";
 
-/* A version-2 queue table has no priority column: ALTER TABLE adds it
- * (every row reads the default 0), which no IF NOT EXISTS can say. A queue
- * still missing is created with it by sq_ddl. */
-static int sq_add_priority(bitt_backend *be)
+/* The columns later versions added to tables an older version made, in
+ * order: ALTER TABLE adds each one a table lacks (every row reads its
+ * default), which no IF NOT EXISTS can say. A table still missing is
+ * created with them all by sq_ddl. */
+typedef struct sq_added {
+    const char *table;
+    const char *column;
+    const char *decl;
+} sq_added;
+
+static const sq_added sq_added_columns[] = {
+    {"queue", "priority", "INTEGER NOT NULL DEFAULT 0"}, /* version 3 */
+    {"queue", "done_at", "INTEGER"},                     /* version 4 */
+    {"queue", "result", "BLOB"},
+    {"queue", "result_kind", "INTEGER NOT NULL DEFAULT 0"},
+    {"schedule", "cron", "TEXT"},
+    {"schedule", "topic", "TEXT"},
+    {"schedule", "max_attempts", "INTEGER NOT NULL DEFAULT 1"},
+    {"schedule", "priority", "INTEGER NOT NULL DEFAULT 0"},
+};
+
+static int sq_add_columns(bitt_backend *be)
 {
-    static const char *const cols[] = {"priority", NULL};
-    int state;
-    int status = sq_table_state(be, "queue", cols, &state);
-    if (status != BITT_OK || state != SQ_TABLE_FOREIGN)
-        return status;
-    char sql[160];
-    snprintf(sql, sizeof sql,
-             "ALTER TABLE \"%squeue\" ADD COLUMN priority INTEGER NOT NULL DEFAULT 0", be->prefix);
-    int rc = sqlite3_exec(be->db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? BITT_OK : bitt__sq_fail(be, rc, "migrate (adding queue priorities)");
+    for (size_t i = 0; i < sizeof sq_added_columns / sizeof *sq_added_columns; i++) {
+        const sq_added *a = &sq_added_columns[i];
+        const char *const cols[] = {a->column, NULL};
+        int state;
+        int status = sq_table_state(be, a->table, cols, &state);
+        if (status != BITT_OK)
+            return status;
+        if (state != SQ_TABLE_FOREIGN) /* missing, or has the column */
+            continue;
+        char sql[192];
+        snprintf(sql, sizeof sql, "ALTER TABLE \"%s%s\" ADD COLUMN %s %s", be->prefix, a->table,
+                 a->column, a->decl);
+        int rc = sqlite3_exec(be->db, sql, NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            char what[96];
+            snprintf(what, sizeof what, "migrate (adding column %s to %s%s)", a->column, be->prefix,
+                     a->table);
+            return bitt__sq_fail(be, rc, what);
+        }
+    }
+    return BITT_OK;
 }
 
 static int sq_create(bitt_backend *be)
 {
-    int status = sq_add_priority(be);
+    int status = sq_add_columns(be);
     if (status != BITT_OK)
         return status;
     char *sql = bitt__sq_expand(sq_ddl, be->prefix);

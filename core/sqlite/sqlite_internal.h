@@ -17,7 +17,10 @@
  *   outbox.c  per-stream event logs, parked events
  *   pubsub.c  the publish/subscribe log
  *   budget.c  token buckets
- *   schedule.c  interval schedules
+ *   queue_retention.c  done messages and dead letters that outlived their
+ *             retention: the sweep's second half, and purge
+ *   schedule.c  schedules (interval or cron, with or without a topic) and
+ *             the schedule advance of commits
  *
  * The engine holds the store's mutex around every backend call, so one
  * connection (opened SQLITE_OPEN_NOMUTEX) is used by one thread at a time.
@@ -30,7 +33,7 @@
 #include "internal.h"
 
 /* The schema version this library writes and understands. */
-#define BITT_SQ_SCHEMA_VERSION 3
+#define BITT_SQ_SCHEMA_VERSION 4
 #define BITT_SQ_PREFIX_MAX 32
 
 /* Every statement the backend runs, prepared once and kept for the
@@ -64,9 +67,10 @@ typedef enum bitt_sq_id {
     SQ_Q_ROW,               /* a picked row */
     SQ_Q_LEASE,             /* one claimed row: processing, token, lease */
     SQ_Q_ACK,
-    SQ_Q_HELD,  /* attempts of a live lease (id, topic, token) */
-    SQ_Q_RETRY, /* nack: pending again */
-    SQ_Q_BURY,  /* nack: dead */
+    SQ_Q_FINISH, /* ack with done retention: done, with the result */
+    SQ_Q_HELD,   /* attempts of a live lease (id, topic, token) */
+    SQ_Q_RETRY,  /* nack: pending again */
+    SQ_Q_BURY,   /* nack: dead */
     SQ_Q_EXTEND,
     SQ_Q_SNOOZE, /* pending again, the attempt given back */
     SQ_Q_WHY,    /* why a token was refused */
@@ -81,6 +85,10 @@ typedef enum bitt_sq_id {
     SQ_Q_GET,
     SQ_Q_CANCEL,
     SQ_Q_RESCHEDULE,
+    /* queue_retention.c */
+    SQ_Q_DROP_DONE,  /* a topic's done messages done by a cutoff */
+    SQ_Q_DROP_DEAD,  /* a topic's dead letters failed by a cutoff */
+    SQ_Q_NEXT_TOPIC, /* the first topic after one */
     /* lease.c */
     SQ_L_ACQUIRE,
     SQ_L_RENEW,
@@ -109,9 +117,10 @@ typedef enum bitt_sq_id {
     SQ_B_GET,
     SQ_B_PUT,
     /* schedule.c */
-    SQ_S_UPSERT,
+    SQ_S_SET,
     SQ_S_DUE_ALL,
     SQ_S_DUE_RANGE,
+    SQ_S_AT, /* a schedule's next_run_at (the advance's guard) */
     SQ_S_ADVANCE,
     SQ_S_GET,
     SQ_S_LIST,
@@ -124,6 +133,10 @@ struct bitt_backend {
     char prefix[BITT_SQ_PREFIX_MAX + 1];
     int schema_ok; /* the schema was checked (or created) on this handle */
     int is_memory; /* ":memory:" */
+    /* the queue retentions the store was opened with (0 = none): acks keep
+     * done messages, sweeps drop what outlived them */
+    int64_t done_retention_ms;
+    int64_t dead_retention_ms;
     sqlite3_stmt *stmts[SQ_COUNT];
 };
 
@@ -235,17 +248,27 @@ void bitt__sq_messages_truncate(bitt_messages *out, size_t base);
 
 /* ---- queue.c, queue_dead.c --------------------------------------------------------- */
 
-/* Queue rows: state 0 pending, 1 processing, 2 dead. The columns a
+/* Queue rows: state 0 pending, 1 processing, 2 dead, 3 done. The columns a
  * message is read from, in the order bitt__sq_queue_fields() expects. */
 #define BITT_SQ_QUEUE_COLS                                                                         \
     "id, payload, kind, attempts, max_attempts, last_error, created_at, due_at, failed_at, "       \
-    "token, priority"
+    "token, priority, done_at, result, result_kind"
+#define BITT_SQ_QUEUE_NCOLS 14
 /* Fills *f from the current row of st (columns BITT_SQ_QUEUE_COLS); the
  * pointers are valid until st steps or resets. */
 void bitt__sq_queue_fields(sqlite3_stmt *st, const char *topic, bitt_message *f);
 /* Dead-letters topic's processing messages whose lease ended by now on
- * their last attempt; inside the caller's write transaction. */
+ * their last attempt, then drops what outlived the retentions
+ * (bitt__sq_queue_drop); inside the caller's write transaction. */
 int bitt__sq_queue_sweep(bitt_backend *be, int64_t now, const char *topic);
+/* Its first half: only the expired last leases. */
+int bitt__sq_queue_sweep_leases(bitt_backend *be, int64_t now, const char *topic);
+/* queue_retention.c: deletes topic's done messages and dead letters that
+ * outlived the store's retentions by now (no statement for a retention of
+ * 0); *removed (optional) gets how many. Inside the caller's transaction. */
+int bitt__sq_queue_drop(bitt_backend *be, int64_t now, const char *topic, uint64_t *removed);
+int bitt__sq_queue_purge(bitt_backend *be, const bitt_time *t, const char *topic,
+                         uint64_t *removed);
 /* Schema check, BEGIN IMMEDIATE and the sweep: how every queue call
  * starts. On failure nothing is left open. */
 int bitt__sq_queue_begin(bitt_backend *be, int64_t now, const char *topic, const char *what);
@@ -340,11 +363,15 @@ int bitt__sq_pubsub_fetch(bitt_backend *be, const bitt_time *t, const char *chan
 int bitt__sq_budget_take(bitt_backend *be, const bitt_time *t, const char *name,
                          const bitt_budget_params *p, int64_t n, int64_t *wait_ms);
 
-int bitt__sq_schedule_upsert(bitt_backend *be, const bitt_time *t, const char *key,
-                             int64_t interval_ms, const uint8_t *payload, size_t len, int kind,
-                             int64_t first_run_at);
-int bitt__sq_schedule_claim(bitt_backend *be, const bitt_time *t, const char *prefix,
-                            bitt_schedule **out);
+int bitt__sq_schedule_set(bitt_backend *be, const bitt_time *t, const bitt_schedule_def *def,
+                          int64_t first_run_at);
+int bitt__sq_schedule_due(bitt_backend *be, const bitt_time *t, const char *prefix,
+                          bitt_schedule **out);
+/* A commit's BITT_OP_SCHEDULE_ADVANCE: the guard, judged with the checks
+ * (BITT_ECONFLICT unless schedule op->name has next_run_at op->delta),
+ * and the move of next_run_at to op->delay_ms. */
+int bitt__sq_schedule_advance_check(bitt_backend *be, const bitt_op *op, size_t i);
+int bitt__sq_schedule_advance(bitt_backend *be, const bitt_op *op);
 int bitt__sq_schedule_get(bitt_backend *be, const bitt_time *t, const char *key,
                           bitt_schedule **out);
 int bitt__sq_schedule_list(bitt_backend *be, const bitt_time *t, bitt_schedule_array *out);

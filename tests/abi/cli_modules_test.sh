@@ -37,7 +37,7 @@ check() {
 echo "== help, on every command"
 for cmd in queue "queue push" "queue pop" "queue ack" "queue nack" "queue extend" \
     "queue snooze" "queue stats" "queue dead" "queue retry" "queue purge-dead" \
-    "queue get" "queue cancel" "queue reschedule" \
+    "queue get" "queue cancel" "queue reschedule" "queue purge" \
     lease "lease acquire" "lease renew" "lease release" "lease get" \
     outbox "outbox append" "outbox pending" "outbox ack" "outbox fail" "outbox park" \
     "outbox parked" "outbox retry" "outbox discard" "outbox counts" \
@@ -85,7 +85,9 @@ expect_err 64 "bitt: missing argument*" outbox ack s
 expect_err 64 "bitt: SEQ must be an integer*" outbox ack s x
 expect_err 64 "bitt: --reason must be poison or invalid*" outbox park s 1 --reason bad
 expect_err 64 "bitt: unknown option '--reason'*" outbox pending s --reason poison
-expect_err 64 "bitt: INTERVAL_MS must be an integer*" schedule set k often
+expect_err 2 "bitt: cron: \"often\" has 1 field, expected 5*" --store memory: schedule set k often
+expect_err 2 "bitt: cron: minute field \"61\"*" --store memory: schedule set k "61 * * * *"
+expect_err 64 "bitt: --max-attempts and --priority go with --topic*" schedule set k 5 --priority 1
 expect_err 64 "bitt: --first-run-at does not go with*" schedule set k 5 --first-run-at 1 --first-run-in 1
 expect_err 64 "bitt: missing subcommand*" schedule
 expect_err 64 "bitt: --capacity is required*" budget take b --refill 1 --period 1
@@ -98,6 +100,8 @@ expect_err 64 "bitt: --priority must be an integer from -2147483648 to 214748364
     queue push t x --priority 2147483648
 expect_err 64 "bitt: --priority must be an integer in the int64 range*" queue push t x --priority hi
 expect_err 64 "bitt: ID must be an integer from 1*" queue get t 0
+expect_err 64 "bitt: --kind goes with --result*" queue ack t 1 tok --kind json
+expect_err 64 "bitt: unexpected argument 'b'*" queue purge a b
 expect_err 64 "bitt: missing argument*Try 'bitt queue get --help'." queue get t
 expect_err 64 "bitt: unknown option '--delay'*" queue cancel t 1 --delay 5
 expect_err 64 "bitt: --delay must not be negative*" queue reschedule t 1 --delay -1
@@ -131,7 +135,31 @@ queue_control() {
     expect_err 2 "bitt: ?*" --store "$qc" queue ack high 2 "$tok"   # cancelled under its lease
     expect 1 '{"cancelled":false}'"$nl" --store "$qc" queue cancel high 2 --json -q
     expect_absent "" "bitt: no live message 2 on topic high" --store "$qc" queue cancel high 2
-    expect 0 "0${tab}0${tab}0${tab}0${tab}0$nl" --store "$qc" queue stats high --tsv
+    expect 0 "0${tab}0${tab}0${tab}0${tab}0${tab}0$nl" --store "$qc" queue stats high --tsv
+}
+
+# queue_retention BACKEND: done messages kept with their result, stats of
+# done, and purge, on a store that keeps them an hour.
+queue_retention() {
+    local qr
+    qr=$(store "$1" retention "queue_done_retention=3600000&queue_dead_retention=3600000")
+    echo "== $1: queue retention"
+    expect 0 "1$nl" --store "$qr" queue push t a
+    expect_like 0 "1${tab}?*${tab}1${tab}[1-9]*${tab}a$nl" --store "$qr" queue pop t --tsv
+    expect 0 '{"acked":true}'"$nl" --store "$qr" queue ack t 1 "$(field 2)" --result '{"n": 1}' \
+        --kind json --json
+    expect_json 0 'd["state"] == "done" and d["result"] == {"n": 1} and d["result_kind"] == "json" and d["done_at"] > 0 and "token" not in d' \
+        --store "$qr" queue get t 1
+    expect_like 0 "1${tab}done${tab}0${tab}1${tab}*${tab}a$nl" --store "$qr" queue get t 1 --tsv
+    expect 0 "0${tab}0${tab}0${tab}0${tab}0${tab}1$nl" --store "$qr" queue stats t --tsv
+    expect_json 0 'd["done"] == 1 and d["pending"] == 0' --store "$qr" queue stats t
+    expect 0 "0$nl" --store "$qr" queue purge t
+    expect 0 '{"count":0}'"$nl" --store "$qr" queue purge --json
+    expect 0 "2$nl" --store "$qr" queue push t b
+    expect_like 0 "2${tab}?*${tab}1${tab}[1-9]*${tab}b$nl" --store "$qr" queue pop t --tsv
+    expect 0 "" --store "$qr" queue ack t 2 "$(field 2)"
+    expect_json 0 'd["state"] == "done" and d["result"] is None and d["result_kind"] is None' \
+        --store "$qr" queue get t 2
 }
 
 # modules BACKEND: every module's commands on fresh stores of BACKEND.
@@ -152,15 +180,15 @@ modules() {
     expect_absent "3$nl" "bitt: not enqueued: message 3 on topic t holds dedup key d1" \
         --store "$q" queue push t c2 --dedup d1
     expect 1 '{"id":3,"created":false}'"$nl" --store "$q" queue push t c3 --dedup d1 --json -q
-    expect_like 0 "PENDING  DELAYED  PROCESSING  DEAD  OLDEST_PENDING_AT${nl}2        1        0           0     $iso$nl" \
+    expect_like 0 "PENDING  DELAYED  PROCESSING  DEAD  OLDEST_PENDING_AT         DONE${nl}2        1        0           0     $iso  0$nl" \
         --store "$q" queue stats t
-    expect_like 0 "2${tab}1${tab}0${tab}0${tab}[1-9]*$nl" --store "$q" queue stats t --tsv
+    expect_like 0 "2${tab}1${tab}0${tab}0${tab}[1-9]*${tab}0$nl" --store "$q" queue stats t --tsv
     expect_json 0 'd["pending"] == 2 and d["delayed"] == 1 and d["oldest_pending_at"] > 0' \
         --store "$q" queue stats t
-    expect 0 "PENDING  DELAYED  PROCESSING  DEAD  OLDEST_PENDING_AT${nl}0        0        0           0     -$nl" \
+    expect 0 "PENDING  DELAYED  PROCESSING  DEAD  OLDEST_PENDING_AT  DONE${nl}0        0        0           0     -                  0$nl" \
         --store "$q" queue stats other
-    expect 0 "0${tab}0${tab}0${tab}0${tab}0$nl" --store "$q" queue stats other --tsv
-    expect_json 0 'd == {"pending": 0, "delayed": 0, "processing": 0, "dead": 0, "oldest_pending_at": None}' \
+    expect 0 "0${tab}0${tab}0${tab}0${tab}0${tab}0$nl" --store "$q" queue stats other --tsv
+    expect_json 0 'd == {"pending": 0, "delayed": 0, "processing": 0, "dead": 0, "oldest_pending_at": None, "done": 0}' \
         --store "$q" queue stats other
     expect_like 0 "1${tab}?*${tab}1${tab}[1-9]*${tab}a${nl}3${tab}?*${tab}1${tab}[1-9]*${tab}c$nl" \
         --store "$q" queue pop t --limit 10 --tsv
@@ -169,7 +197,7 @@ modules() {
     check "tokens differ" [ -n "$tok1" ] && [ "$tok1" != "$tok3" ]
     expect_absent "" "bitt: no message ready on topic t" --store "$q" queue pop t
     expect_absent '{"messages":[]}'"$nl" "bitt: no message ready on topic t" --store "$q" queue pop t --json
-    expect 0 "PENDING  DELAYED  PROCESSING  DEAD  OLDEST_PENDING_AT${nl}0        1        2           0     -$nl" \
+    expect 0 "PENDING  DELAYED  PROCESSING  DEAD  OLDEST_PENDING_AT  DONE${nl}0        1        2           0     -                  0$nl" \
         --store "$q" queue stats t
     expect 0 "" --store "$q" queue ack t 1 "$tok1"
     expect_err 2 "bitt: ?*" --store "$q" queue ack t 1 "$tok1"       # acked already
@@ -192,7 +220,7 @@ modules() {
     expect_json 0 'd["messages"][0]["failed_at"] >= d["messages"][0]["created_at"] > 0' \
         --store "$q" queue dead t
     expect 0 "" --store "$q" queue dead t --after 3
-    expect 0 "0${tab}1${tab}0${tab}1${tab}0$nl" --store "$q" queue stats t --tsv
+    expect 0 "0${tab}1${tab}0${tab}1${tab}0${tab}0$nl" --store "$q" queue stats t --tsv
     expect 0 "1$nl" --store "$q" queue retry t 3
     expect_absent "0$nl" "bitt: no dead letter 3 on topic t" --store "$q" queue retry t 3
     expect_like 0 "3${tab}?*${tab}1${tab}[1-9]*${tab}c$nl" --store "$q" queue pop t --tsv  # attempts start again
@@ -207,12 +235,13 @@ modules() {
         expect 0 '{"snoozed":true}'"$nl" --store "$q" queue snooze sz "$sid" "$stok" --json
     done
     expect_err 2 "bitt: ?*" --store "$q" queue snooze sz "$sid" "$stok"   # given back already
-    expect_like 0 "1${tab}0${tab}0${tab}0${tab}[1-9]*$nl" --store "$q" queue stats sz --tsv
+    expect_like 0 "1${tab}0${tab}0${tab}0${tab}[1-9]*${tab}0$nl" --store "$q" queue stats sz --tsv
     expect_like 0 [1-9]*"${tab}"?*"${tab}1${tab}"[1-9]*"${tab}s$nl" --store "$q" queue pop sz --tsv
     expect 0 "" --store "$q" queue snooze sz "$(field 1)" "$(field 2)" --delay 3600000
-    expect 0 "0${tab}1${tab}0${tab}0${tab}0$nl" --store "$q" queue stats sz --tsv
+    expect 0 "0${tab}1${tab}0${tab}0${tab}0${tab}0$nl" --store "$q" queue stats sz --tsv
     expect_absent "" "bitt: no message ready on topic sz" --store "$q" queue pop sz
     queue_control "$b"
+    queue_retention "$b"
     for p in x y z; do
         expect_like 0 [0-9]*"$nl" --store "$q" queue push dl "$p" --max-attempts 1
         expect_like 0 [0-9]*"${tab}"?*"${tab}1${tab}"[1-9]*"${tab}$p$nl" --store "$q" queue pop dl --tsv
@@ -349,26 +378,26 @@ modules() {
     expect 0 "" --store "$s" schedule set report/daily 60000 hello --first-run-in 0
     expect 0 "" --store "$s" schedule set report/weekly 3600000 --first-run-in 3600000
     expect 0 "" --store "$s" schedule set zz 5400500 '{"a": 1}' --kind json
-    expect_like 0 "KEY            INTERVAL   NEXT_RUN_AT               PAYLOAD${nl}report/daily   1m         $iso  hello${nl}report/weekly  1h         $iso  ${nl}zz             1h30m0.5s  $iso  {\"a\": 1}$nl" \
+    expect_like 0 "KEY            EVERY      TOPIC  NEXT_RUN_AT               PAYLOAD${nl}report/daily   1m         -      $iso  hello${nl}report/weekly  1h         -      $iso  ${nl}zz             1h30m0.5s  -      $iso  {\"a\": 1}$nl" \
         --store "$s" schedule list
-    expect_like 0 "report/daily${tab}60000${tab}[1-9]*${tab}hello${nl}report/weekly${tab}3600000${tab}[1-9]*${tab}${nl}zz${tab}5400500${tab}[1-9]*${tab}{\"a\": 1}$nl" \
+    expect_like 0 "report/daily${tab}60000${tab}-${tab}[1-9]*${tab}hello${nl}report/weekly${tab}3600000${tab}-${tab}[1-9]*${tab}${nl}zz${tab}5400500${tab}-${tab}[1-9]*${tab}{\"a\": 1}$nl" \
         --store "$s" schedule list --tsv
-    expect_like 0 "KEY           OCCURRENCE                NEXT_RUN_AT               PAYLOAD${nl}report/daily  $iso  $iso  hello$nl" \
+    expect_like 0 "KEY           OCCURRENCE                TOPIC  NEXT_RUN_AT               PAYLOAD${nl}report/daily  $iso  -      $iso  hello$nl" \
         --store "$s" schedule claim
     expect_absent "" "bitt: no schedule under prefix report/ is due" --store "$s" schedule claim --prefix report/
-    expect_like 0 "report/daily${tab}60000${tab}[1-9]*${tab}hello$nl" --store "$s" schedule get report/daily --tsv
+    expect_like 0 "report/daily${tab}60000${tab}-${tab}[1-9]*${tab}hello$nl" --store "$s" schedule get report/daily --tsv
     expect_absent "" "bitt: schedule not found: nope" --store "$s" schedule get nope
     expect_absent "null$nl" "bitt: schedule not found: nope" --store "$s" schedule get nope --json
-    expect_like 0 '{"schedules":\[{"key":"report/daily","interval":60000,"next_run_at":'[1-9]*',"payload":"hello","kind":"bytes"},'*'{"key":"zz",'*'"payload":{"a": 1},"kind":"json"}]}'"$nl" \
+    expect_like 0 '{"schedules":\[{"key":"report/daily","interval":60000,"cron":null,"topic":null,"next_run_at":'[1-9]*',"payload":"hello","kind":"bytes"},'*'{"key":"zz",'*'"payload":{"a": 1},"kind":"json"}]}'"$nl" \
         --store "$s" schedule list --json
-    expect 0 '{"key":"due","interval":3600000,"next_run_at":1,"payload":"x","kind":"bytes"}'"$nl" \
+    expect 0 '{"key":"due","interval":3600000,"cron":null,"topic":null,"next_run_at":1,"payload":"x","kind":"bytes"}'"$nl" \
         --store "$s" schedule set due 3600000 x --first-run-at 1 --json
-    expect_json 0 'd["key"] == "due" and d["occurrence"] == 1 and d["next_run_at"] > 1 and d["payload"] == "x"' \
+    expect_json 0 'd["key"] == "due" and d["occurrence"] == 1 and d["next_run_at"] > 1 and d["payload"] == "x" and d["message_id"] == 0' \
         --store "$s" schedule claim
     expect 0 "" --store "$s" schedule set due2 3600000 y --first-run-at 1000
-    expect_like 0 "due2${tab}1000${tab}[1-9]*${tab}y$nl" --store "$s" schedule claim --prefix due2 --tsv
+    expect_like 0 "due2${tab}1000${tab}-${tab}[1-9]*${tab}y$nl" --store "$s" schedule claim --prefix due2 --tsv
     occurrence=$(field 2)
-    next=$(field 3)
+    next=$(field 4)
     check "a claim moves the next run past the occurrence" [ "$next" -gt "$occurrence" ]
     expect_absent "" "bitt: no schedule is due" --store "$s" schedule claim
     expect_absent "null$nl" "bitt: no schedule is due" --store "$s" schedule claim --json
@@ -379,9 +408,22 @@ modules() {
     expect_err 2 "bitt: ?*" --store "$s" schedule set bad 0
     # The longest interval, 2^40 ms, for people and for scripts.
     expect 0 "" --store "$s" schedule set long 1099511627776 --first-run-at 1
-    expect 0 "KEY   INTERVAL             NEXT_RUN_AT               PAYLOAD${nl}long  12725d19h53m47.776s  1970-01-01T00:00:00.001Z  $nl" \
+    expect 0 "KEY   EVERY                TOPIC  NEXT_RUN_AT               PAYLOAD${nl}long  12725d19h53m47.776s  -      1970-01-01T00:00:00.001Z  $nl" \
         --store "$s" schedule get long
-    expect 0 "long${tab}1099511627776${tab}1${tab}$nl" --store "$s" schedule get long --tsv
+    expect 0 "long${tab}1099511627776${tab}-${tab}1${tab}$nl" --store "$s" schedule get long --tsv
+    # Cron, and a topic: each claim enqueues its occurrence's message.
+    expect 0 "" --store "$s" schedule set nightly "0 3 * * *" job --topic jobs --priority 2 \
+        --max-attempts 5 --first-run-at 1
+    expect_like 0 "nightly${tab}0 3 \* \* \*${tab}jobs${tab}1${tab}job$nl" --store "$s" schedule get nightly --tsv
+    expect_json 0 'd["cron"] == "0 3 * * *" and d["interval"] == 0 and d["topic"] == "jobs" and d["next_run_at"] == 1' \
+        --store "$s" schedule set nightly "0 3 * * *" job --topic jobs --priority 2 --max-attempts 5
+    expect 0 "" --store "$s" schedule set nightly "0 3 * * *" job --topic jobs --first-run-at 1
+    expect_json 0 'd["key"] == "nightly" and d["occurrence"] == 1 and d["message_id"] >= 1 and d["next_run_at"] % 86400000 == 10800000' \
+        --store "$s" schedule claim --prefix nightly
+    mid=${out#*\"message_id\":}
+    mid=${mid%%,*}
+    expect_json 0 'd["payload"] == "job" and d["state"] == "pending" and d["max_attempts"] == 3 and d["priority"] == 0' \
+        --store "$s" queue get jobs "$mid"
 
     echo "== $b: budget"
     local budget=(--capacity 2 --refill 1 --period 60000)

@@ -320,7 +320,8 @@ static void test_backend_against_model(void **state)
     (void)state;
     make_keys();
     bitt_url url = {.scheme = "memory", .rest = ""};
-    bitt_limits limits = {BITT_DEFAULT_MAX_KEY_SIZE, BITT_DEFAULT_MAX_VALUE_SIZE};
+    bitt_limits limits = {.max_key_size = BITT_DEFAULT_MAX_KEY_SIZE,
+                          .max_value_size = BITT_DEFAULT_MAX_VALUE_SIZE};
     bitt_backend *be = NULL;
     assert_int_equal(bitt__memory_backend.open(&url, &limits, &be), BITT_OK);
     assert_int_equal(bitt__memory_backend.migrate(be), BITT_OK);
@@ -356,7 +357,8 @@ static void test_open_refuses_a_path(void **state)
 {
     (void)state;
     bitt_url url = {.scheme = "memory", .rest = "somewhere"};
-    bitt_limits limits = {BITT_DEFAULT_MAX_KEY_SIZE, BITT_DEFAULT_MAX_VALUE_SIZE};
+    bitt_limits limits = {.max_key_size = BITT_DEFAULT_MAX_KEY_SIZE,
+                          .max_value_size = BITT_DEFAULT_MAX_VALUE_SIZE};
     bitt_backend *be = (bitt_backend *)&url;
     assert_int_equal(bitt__memory_backend.open(&url, &limits, &be), BITT_EURL);
     assert_null(be);

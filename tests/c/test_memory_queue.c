@@ -291,48 +291,141 @@ static void test_budget(void **state)
 
 /* ---- schedules ----------------------------------------------------------------- */
 
+/* An interval schedule without a topic, as schedule_set takes it. */
+static int set_every(bitt_backend *be, const bitt_time *t, const char *key, int64_t interval,
+                     const char *payload, int kind, int64_t first)
+{
+    bitt_schedule_def def = {.key = key,
+                             .interval_ms = interval,
+                             .payload = (const uint8_t *)payload,
+                             .payload_len = payload ? strlen(payload) : 0,
+                             .kind = kind,
+                             .max_attempts = 1};
+    return VT.schedule_set(be, t, &def, first);
+}
+
+/* What the engine's claim does: the due schedule, then a commit moving it
+ * from the occurrence it read to next. */
+static int claim(bitt_backend *be, const bitt_time *t, const char *prefix, int64_t next,
+                 bitt_schedule **out)
+{
+    int rc = VT.schedule_due(be, t, prefix, out);
+    if (rc)
+        return rc;
+    bitt_op op = {.type = BITT_OP_SCHEDULE_ADVANCE,
+                  .name = (*out)->key,
+                  .delta = (*out)->next_run_at,
+                  .delay_ms = next};
+    bitt_commit c = {.ops = &op, .count = 1, .time = *t};
+    return VT.commit(be, &c);
+}
+
 static void test_schedules(void **state)
 {
     (void)state;
     bitt_backend *be = memory_vt_open();
     bitt_time t = {1000, 1};
     bitt_schedule *s = NULL;
-    assert_int_equal(VT.schedule_claim(be, &t, "", &s), BITT_NOTFOUND);
-    assert_int_equal(VT.schedule_upsert(be, &t, "job:b", 100, (const uint8_t *)"B", 1, 0, 1000),
-                     BITT_OK);
-    assert_int_equal(VT.schedule_upsert(be, &t, "job:a", 50, (const uint8_t *)"A", 1, 0, 1000),
-                     BITT_OK);
-    assert_int_equal(VT.schedule_upsert(be, &t, "x", 10, NULL, 0, 0, 900), BITT_OK);
+    assert_null(VT.schedule_upsert);
+    assert_null(VT.schedule_claim);
+    assert_int_equal(VT.schedule_due(be, &t, "", &s), BITT_NOTFOUND);
+    assert_int_equal(set_every(be, &t, "job:b", 100, "B", 0, 1000), BITT_OK);
+    assert_int_equal(set_every(be, &t, "job:a", 50, "A", 0, 1000), BITT_OK);
+    assert_int_equal(set_every(be, &t, "x", 10, NULL, 0, 900), BITT_OK);
 
-    /* Earliest (next_run_at, key) first, within the prefix. */
-    assert_int_equal(VT.schedule_claim(be, &t, "job:", &s), BITT_OK);
+    /* Earliest (next_run_at, key) first, within the prefix; due only
+     * reads, its occurrence is the now it judged at. */
+    assert_int_equal(VT.schedule_due(be, &t, "job:", &s), BITT_OK);
     assert_string_equal(s->key, "job:a");
+    assert_int_equal(s->next_run_at, 1000);
     assert_int_equal(s->occurrence, 1000);
-    assert_int_equal(s->next_run_at, 1050);
     bitt_schedule_free(s);
-    assert_int_equal(VT.schedule_claim(be, &t, "job:", &s), BITT_OK);
+    assert_int_equal(claim(be, &t, "job:", 1050, &s), BITT_OK);
+    assert_string_equal(s->key, "job:a");
+    bitt_schedule_free(s);
+    assert_int_equal(claim(be, &t, "job:", 1100, &s), BITT_OK);
     assert_string_equal(s->key, "job:b");
     bitt_schedule_free(s);
-    assert_int_equal(VT.schedule_claim(be, &t, "job:", &s), BITT_NOTFOUND);
-    assert_int_equal(VT.schedule_claim(be, &t, "", &s), BITT_OK);
+    assert_int_equal(VT.schedule_due(be, &t, "job:", &s), BITT_NOTFOUND);
+    assert_null(s);
+    assert_int_equal(VT.schedule_due(be, &t, "", &s), BITT_OK);
     assert_string_equal(s->key, "x");
-    assert_int_equal(s->occurrence, 900);
-    assert_int_equal(s->next_run_at, 1010); /* missed occurrences skipped */
+    assert_int_equal(s->next_run_at, 900);
+    bitt_schedule_free(s);
+
+    /* The advance is guarded by the occurrence: a stale one (another
+     * claimer won) or a missing schedule conflicts and moves nothing. */
+    bitt_op ops[2] = {
+        {.type = BITT_OP_SCHEDULE_ADVANCE, .name = "x", .delta = 900, .delay_ms = 1010},
+        {.type = BITT_OP_SCHEDULE_ADVANCE, .name = "job:a", .delta = 1000, .delay_ms = 2000},
+    };
+    bitt_commit c = {.ops = ops, .count = 2, .time = t};
+    assert_int_equal(VT.commit(be, &c), BITT_ECONFLICT);
+    assert_int_equal(c.failed, 1);
+    ops[1] = (bitt_op){.type = BITT_OP_SCHEDULE_ADVANCE, .name = "nope", .delta = 1, .delay_ms = 2};
+    c = (bitt_commit){.ops = ops, .count = 2, .time = t};
+    assert_int_equal(VT.commit(be, &c), BITT_ECONFLICT);
+    assert_int_equal(c.failed, 1);
+    assert_int_equal(VT.schedule_get(be, &t, "x", &s), BITT_OK);
+    assert_int_equal(s->next_run_at, 900);
+    bitt_schedule_free(s);
+    c = (bitt_commit){.ops = ops, .count = 1, .time = t};
+    assert_int_equal(VT.commit(be, &c), BITT_OK);
+    assert_int_equal(VT.schedule_get(be, &t, "x", &s), BITT_OK);
+    assert_int_equal(s->next_run_at, 1010);
     bitt_schedule_free(s);
 
     /* Same interval keeps the cadence (payload updated); another restarts. */
-    assert_int_equal(
-        VT.schedule_upsert(be, &t, "job:a", 50, (const uint8_t *)"A2", 2, BITT_KIND_JSON, 5000),
-        BITT_OK);
+    assert_int_equal(set_every(be, &t, "job:a", 50, "A2", BITT_KIND_JSON, 5000), BITT_OK);
     assert_int_equal(VT.schedule_get(be, &t, "job:a", &s), BITT_OK);
     assert_int_equal(s->next_run_at, 1050);
     assert_int_equal(s->payload_len, 2);
     assert_int_equal(s->kind, BITT_KIND_JSON);
     assert_int_equal(s->occurrence, 0);
+    assert_null(s->cron);
+    assert_null(s->topic);
     bitt_schedule_free(s);
-    assert_int_equal(VT.schedule_upsert(be, &t, "job:a", 60, NULL, 0, 0, 5000), BITT_OK);
+    assert_int_equal(set_every(be, &t, "job:a", 60, NULL, 0, 5000), BITT_OK);
     assert_int_equal(VT.schedule_get(be, &t, "job:a", &s), BITT_OK);
     assert_int_equal(s->next_run_at, 5000);
+    bitt_schedule_free(s);
+
+    /* Every field of a def is kept; the same cron text keeps the next run,
+     * another restarts it, and so does a move from cron to an interval. */
+    bitt_schedule_def def = {.key = "job:a",
+                             .cron = "*/5 * * * *",
+                             .payload = (const uint8_t *)"C",
+                             .payload_len = 1,
+                             .topic = "work",
+                             .max_attempts = 7,
+                             .priority = -3};
+    assert_int_equal(VT.schedule_set(be, &t, &def, 300000), BITT_OK);
+    def.topic = NULL;
+    def.priority = 4;
+    assert_int_equal(VT.schedule_set(be, &t, &def, 600000), BITT_OK);
+    assert_int_equal(VT.schedule_get(be, &t, "job:a", &s), BITT_OK);
+    assert_int_equal(s->next_run_at, 300000);
+    assert_int_equal(s->interval_ms, 0);
+    assert_string_equal(s->cron, "*/5 * * * *");
+    assert_null(s->topic);
+    assert_int_equal(s->max_attempts, 7);
+    assert_int_equal(s->priority, 4);
+    bitt_schedule_free(s);
+    def.cron = "*/5 * * *  *";
+    def.topic = "work";
+    assert_int_equal(VT.schedule_set(be, &t, &def, 600000), BITT_OK);
+    t.now = 600000;
+    assert_int_equal(VT.schedule_due(be, &t, "job:a", &s), BITT_OK);
+    assert_int_equal(s->next_run_at, 600000);
+    assert_int_equal(s->occurrence, 600000);
+    assert_string_equal(s->topic, "work");
+    assert_int_equal(s->priority, 4);
+    bitt_schedule_free(s);
+    t.now = 1000;
+    assert_int_equal(set_every(be, &t, "job:a", 60, NULL, 0, 7000), BITT_OK);
+    assert_int_equal(VT.schedule_get(be, &t, "job:a", &s), BITT_OK);
+    assert_int_equal(s->next_run_at, 7000);
+    assert_null(s->cron);
     bitt_schedule_free(s);
 
     bitt_schedule_array arr = {0};
@@ -347,7 +440,7 @@ static void test_schedules(void **state)
     assert_int_equal(VT.schedule_delete(be, &t, "job:b"), BITT_NOTFOUND);
     assert_int_equal(VT.schedule_get(be, &t, "job:b", &s), BITT_NOTFOUND);
     t.now = 1100;
-    assert_int_equal(VT.schedule_claim(be, &t, "job:", &s), BITT_NOTFOUND);
+    assert_int_equal(VT.schedule_due(be, &t, "job:", &s), BITT_NOTFOUND);
     VT.close(be);
 }
 

@@ -4,7 +4,8 @@
  * passwords kept out of every message (a wrong one, a percent-encoded one,
  * an unreachable server, a lost connection); migrations (a newer schema,
  * foreign tables, auto_migrate=0, two prefixes in one schema, a version 1
- * schema with messages brought to version 2); which clock
+ * schema with messages brought to the current version; version 2 to 3 is
+ * test_postgres_migrate_v2.c); which clock
  * rules (the server's, or the manual one); a killed session and a stopped
  * server process (the next call reconnects); statement_timeout; waits
  * woken by NOTIFY from another handle, with several waiting threads.
@@ -41,7 +42,7 @@
 
 static const char *g_url;
 /* The schema version the library writes (BITT_PG_SCHEMA_VERSION). */
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -428,15 +429,20 @@ static void test_migrations(void **state)
 }
 
 /* Turns a current schema back into version 1: no priority column, version
- * 1's claim index. What version 1 wrote is all there is to migrate. */
+ * 1's claim index, none of version 3's columns and indexes. What version 1
+ * wrote is all there is to migrate. */
 static void make_version_1(PGconn *c, const char *schema)
 {
-    char sql[1024];
+    char sql[2048];
     snprintf(sql, sizeof sql,
              "DROP INDEX \"%s\".queue_claim; ALTER TABLE \"%s\".queue DROP COLUMN priority; "
              "CREATE INDEX queue_ready ON \"%s\".queue (topic, due_at, id) WHERE state < 2; "
+             "DROP INDEX \"%s\".queue_done; DROP INDEX \"%s\".queue_aging; "
+             "ALTER TABLE \"%s\".queue DROP COLUMN done_at, DROP COLUMN result, "
+             "DROP COLUMN result_kind; ALTER TABLE \"%s\".schedule DROP COLUMN cron, "
+             "DROP COLUMN topic, DROP COLUMN max_attempts, DROP COLUMN priority; "
              "UPDATE \"%s\".meta SET value = 1 WHERE name = 'schema_version'",
-             schema, schema, schema, schema);
+             schema, schema, schema, schema, schema, schema, schema, schema);
     raw_exec(c, sql);
 }
 
@@ -488,6 +494,8 @@ static void test_migration_from_version_1(void **state)
     assert_int_equal(raw_int(c, sql), SCHEMA_VERSION);
     assert_int_equal(index_count(c, schema, "queue_claim"), 1);
     assert_int_equal(index_count(c, schema, "queue_ready"), 0);
+    assert_int_equal(index_count(c, schema, "queue_done"), 1);
+    assert_int_equal(index_count(c, schema, "queue_aging"), 1);
 
     /* Every message is kept at priority 0, the leased one with its
      * delivery. */

@@ -666,7 +666,7 @@ static void test_migrations_at_once(void **state)
     PGresult *r = PQexec(c, sql);
     assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
     assert_int_equal(PQntuples(r), 1);
-    assert_string_equal(PQgetvalue(r, 0, 0), "2"); /* BITT_PG_SCHEMA_VERSION */
+    assert_string_equal(PQgetvalue(r, 0, 0), "3"); /* BITT_PG_SCHEMA_VERSION */
     PQclear(r);
     PQfinish(c);
     shared_free();

@@ -139,7 +139,7 @@ static void test_schema_refusals(void **state)
     /* a newer schema: the message names both versions */
     assert_int_equal(ts_open_url(&s, "sqlite:%s?table_prefix=n_", path), BITT_ESCHEMA);
     ts_expect_message("version 7");
-    ts_expect_message("version 3"); /* BITT_SQ_SCHEMA_VERSION */
+    ts_expect_message("version 4"); /* BITT_SQ_SCHEMA_VERSION */
     assert_int_equal(ts_open_url(&s, "sqlite:%s?table_prefix=n_&auto_migrate=0", path), BITT_OK);
     bitt_entry *e;
     assert_int_equal(bitt_kv_get(s, "a", 1, &e), BITT_ESCHEMA);

@@ -107,7 +107,7 @@ static void test_migrate_v2(void **state)
     ts_expect_message("not migrated");
     assert_int_equal(bitt_store_migrate(s), BITT_OK);
     assert_int_equal(bitt_store_migrate(s), BITT_OK); /* idempotent */
-    assert_int_equal(ts_raw_int(path, "SELECT value FROM meta WHERE name = 'schema_version'"), 3);
+    assert_int_equal(ts_raw_int(path, "SELECT value FROM meta WHERE name = 'schema_version'"), 4);
     assert_int_equal(
         ts_raw_int(path, "SELECT count(*) FROM pragma_table_info('queue') WHERE name = 'priority'"),
         1);
@@ -181,7 +181,7 @@ static void test_migrate_v2_processes(void **state)
     ts_processes_enqueue(path, 6);
     assert_int_equal(ts_raw_int(path, "SELECT count(*) FROM queue"), 12);
     assert_int_equal(ts_raw_int(path, "SELECT sum(priority) FROM queue"), 15);
-    assert_int_equal(ts_raw_int(path, "SELECT value FROM meta WHERE name = 'schema_version'"), 3);
+    assert_int_equal(ts_raw_int(path, "SELECT value FROM meta WHERE name = 'schema_version'"), 4);
 }
 
 int main(void)

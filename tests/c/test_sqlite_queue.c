@@ -69,7 +69,7 @@ static void test_migrate_v1(void **state)
     assert_int_equal(bitt_kv_set(s, "k2", 2, "v", 1, 0, 0, &v), BITT_OK);
     assert_int_equal(v, 43); /* the enqueue's commit took 42 */
     bitt_store_close(s);
-    assert_int_equal(ts_raw_int(path, "SELECT value FROM meta WHERE name = 'schema_version'"), 3);
+    assert_int_equal(ts_raw_int(path, "SELECT value FROM meta WHERE name = 'schema_version'"), 4);
 
     /* several processes migrating one version-1 file at once */
     ts_fresh_path("v1many.db", path, sizeof path);

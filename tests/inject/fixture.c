@@ -16,22 +16,29 @@
         }                                                                                          \
     } while (0)
 
-static int enqueue(bitt_store *s, const char *payload, uint32_t max_attempts, const char *dedup)
+static int enqueue_on(bitt_store *s, const char *topic, const char *payload, uint32_t max_attempts,
+                      const char *dedup, int32_t priority)
 {
     bitt_enqueue_options o = BITT_ENQUEUE_OPTIONS_INIT;
     o.max_attempts = max_attempts;
     o.dedup_key = dedup;
     o.dedup_key_len = dedup ? strlen(dedup) : 0;
-    return bitt_queue_enqueue(s, "jobs", payload, strlen(payload), BITT_KIND_BYTES, &o, NULL);
+    o.priority = priority;
+    return bitt_queue_enqueue(s, topic, payload, strlen(payload), BITT_KIND_BYTES, &o, NULL);
 }
 
-/* Dequeues one message of "jobs"; its id and token into the outputs. */
-static int dequeue_one(bitt_store *s, uint64_t *id, char *token, size_t size)
+static int enqueue(bitt_store *s, const char *payload, uint32_t max_attempts, const char *dedup)
+{
+    return enqueue_on(s, "jobs", payload, max_attempts, dedup, 0);
+}
+
+/* Dequeues one message of topic; its id and token into the outputs. */
+static int dequeue_from(bitt_store *s, const char *topic, uint64_t *id, char *token, size_t size)
 {
     bitt_dequeue_options o = BITT_DEQUEUE_OPTIONS_INIT;
     o.lease_ms = 60000;
     bitt_messages *m = NULL;
-    TRY(bitt_queue_dequeue(s, "jobs", &o, &m));
+    TRY(bitt_queue_dequeue(s, topic, &o, &m));
     const bitt_message *msg = bitt_messages_at(m, 0);
     int rc = msg ? BITT_OK : BITT_NOTFOUND;
     if (msg) {
@@ -40,6 +47,11 @@ static int dequeue_one(bitt_store *s, uint64_t *id, char *token, size_t size)
     }
     bitt_messages_free(m);
     return rc;
+}
+
+static int dequeue_one(bitt_store *s, uint64_t *id, char *token, size_t size)
+{
+    return dequeue_from(s, "jobs", id, token, size);
 }
 
 static int fill_kv(inj_ctx *c)
@@ -94,6 +106,51 @@ int inj_fixture(inj_ctx *c)
     TRY(fill_kv(c));
     TRY(bitt_clock_advance(c->store, 100)); /* x and y have expired */
     TRY(fill_modules(c));
+    return BITT_OK;
+}
+
+/* On topic "old" at the store's clock: a message acked (done) and a dead
+ * letter. */
+static int fill_old(bitt_store *s)
+{
+    uint64_t id = 0;
+    char token[64];
+    TRY(enqueue_on(s, "old", "finished", 1, NULL, 0));
+    TRY(dequeue_from(s, "old", &id, token, sizeof token));
+    TRY(bitt_queue_ack(s, "old", id, token));
+    TRY(enqueue_on(s, "old", "failed", 1, NULL, 0));
+    TRY(dequeue_from(s, "old", &id, token, sizeof token));
+    TRY(bitt_queue_nack(s, "old", id, token, "gave up", 0));
+    return BITT_OK;
+}
+
+int inj_fixture_retention(inj_ctx *c)
+{
+    if (c->retention)
+        return BITT_OK;
+    bitt_store_close(c->store);
+    c->store = NULL;
+    snprintf(c->retention_url, sizeof c->retention_url,
+             "%s%squeue_done_retention=%d&queue_dead_retention=%d", c->new_url,
+             strchr(c->new_url, '?') ? "&" : "?", INJ_DONE_RETENTION_MS, INJ_DEAD_RETENTION_MS);
+    c->url = c->retention_url;
+    TRY(bitt_store_open(c->url, &c->store));
+    /* The store's first commit runs its periodic sweep and puts the next
+     * a minute later, past INJ_NOW: only an explicit purge (or a call on
+     * "old") drops what fill_old leaves, both retentions ending by then. */
+    TRY(bitt_clock_set_manual(c->store, INJ_NOW - 5000));
+    TRY(fill_old(c->store));
+    TRY(bitt_clock_set_manual(c->store, INJ_NOW - 100));
+    TRY(fill_kv(c));
+    TRY(bitt_clock_advance(c->store, 100));
+    TRY(fill_modules(c));
+    /* claimed before "two" and "three" by its priority */
+    char token[64];
+    TRY(enqueue_on(c->store, "jobs", "four", 2, NULL, 5));
+    TRY(dequeue_one(c->store, &c->done_id, token, sizeof token));
+    TRY(bitt_queue_ack_result(c->store, "jobs", c->done_id, token, "{\"ok\":1}", 8,
+                              BITT_KIND_JSON));
+    c->retention = 1;
     return BITT_OK;
 }
 
@@ -156,11 +213,31 @@ static void snap_queue(bitt_store *s, bitt_buf *out)
     int rc = bitt_queue_stats_get(s, "jobs", &st);
     put(out,
         "queue rc=%d pending=%" PRIu64 " delayed=%" PRIu64 " processing=%" PRIu64 " dead=%" PRIu64
-        " oldest=%" PRId64,
-        rc, st.pending, st.delayed, st.processing, st.dead, st.oldest_pending_at);
+        " done=%" PRIu64 " oldest=%" PRId64,
+        rc, st.pending, st.delayed, st.processing, st.dead, st.done, st.oldest_pending_at);
     bitt_messages *m = NULL;
     rc = bitt_queue_dead_list(s, "jobs", 0, 0, &m);
     snap_messages(out, "dead", rc, m);
+    /* every message of the fixture and a few more by id: the states, and
+     * a done message's result, which no list shows ("old" is left alone:
+     * a read there would drop what a purge case is to find) */
+    for (uint64_t id = 1; id <= 12; id++) {
+        bitt_message *x = NULL;
+        rc = bitt_queue_get(s, "jobs", id, &x);
+        if (rc == BITT_NOTFOUND)
+            continue;
+        size_t pl = 0, rl = 0;
+        const uint8_t *p = bitt_message_payload(x, &pl);
+        const uint8_t *r = bitt_message_result(x, &rl);
+        put(out,
+            "get %" PRIu64 " rc=%d %.*s state=%d prio=%d att=%u due=%" PRId64 " done=%" PRId64
+            " result=%.*s kind=%d",
+            id, rc, (int)pl, p ? (const char *)p : "", bitt_message_state(x),
+            bitt_message_priority(x), bitt_message_attempts(x), bitt_message_due_at(x),
+            bitt_message_done_at(x), r ? (int)rl : 1, r ? (const char *)r : "-",
+            bitt_message_result_kind(x));
+        bitt_message_free(x);
+    }
 }
 
 static void snap_outbox(bitt_store *s, bitt_buf *out)
@@ -193,8 +270,10 @@ static void snap_lease_and_schedules(bitt_store *s, bitt_buf *out)
     for (size_t i = 0; i < count; i++) {
         size_t pl;
         const uint8_t *p = bitt_schedule_payload(list[i], &pl);
-        put(out, "schedule %s every=%" PRId64 " %.*s next=%" PRId64, bitt_schedule_key(list[i]),
-            bitt_schedule_interval(list[i]), (int)pl, p, bitt_schedule_next_run_at(list[i]));
+        const char *cron = bitt_schedule_cron(list[i]), *topic = bitt_schedule_topic(list[i]);
+        put(out, "schedule %s every=%" PRId64 " cron=%s topic=%s %.*s next=%" PRId64,
+            bitt_schedule_key(list[i]), bitt_schedule_interval(list[i]), cron ? cron : "-",
+            topic ? topic : "-", (int)pl, p, bitt_schedule_next_run_at(list[i]));
     }
     bitt_schedule_list_free(list, count);
 }

@@ -28,6 +28,10 @@ typedef struct inj_ctx {
     uint64_t dead_id;     /* a dead message of "jobs" */
     uint64_t lease_epoch; /* lease "lock", owner "w1" */
     uint64_t version_a;   /* key "a" */
+    /* from inj_fixture_retention */
+    int retention;            /* the store keeps done messages and drops dead ones */
+    uint64_t done_id;         /* a done message of "jobs", acked with a JSON result */
+    char retention_url[1400]; /* the store's URL */
     /* results the call may leave (freed by the harness) */
     bitt_entry *entry;
     bitt_entries *entries;
@@ -76,11 +80,23 @@ extern const inj_case inj_queue_control_cases[];
 extern const size_t inj_queue_control_case_count;
 extern const inj_case inj_misc_cases[];
 extern const size_t inj_misc_case_count;
+extern const inj_case inj_retention_cases[];
+extern const size_t inj_retention_case_count;
 
 /* Fills a fresh store: keys, a queue with a live delivery and a dead
  * letter, a lease, outbox events (pending, failed, parked), schedules and a
  * budget, on a manual clock. */
 int inj_fixture(inj_ctx *c);
+/* For a case's prepare step: puts in place of the fixture's store a new
+ * one (at new_url) with queue_done_retention and queue_dead_retention,
+ * holding the same fixture, plus a done message of "jobs" (done_id, acked
+ * at INJ_NOW with the result {"ok":1}) and, on topic "old", a done message
+ * and a dead letter whose retentions ended before INJ_NOW (which no call
+ * in the fixture touched since, so a purge finds them). Does nothing when
+ * c already has it (a txn case's prepare runs again). */
+int inj_fixture_retention(inj_ctx *c);
+#define INJ_DONE_RETENTION_MS 1000
+#define INJ_DEAD_RETENTION_MS 2000
 /* A text dump of everything the store holds that the public API can read
  * without changing it. */
 void inj_snapshot(bitt_store *s, bitt_buf *out);

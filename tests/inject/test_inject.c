@@ -21,7 +21,7 @@
 #include "sqlite_files.h"
 
 static const inj_case *case_lists[] = {inj_misc_cases, inj_kv_cases, inj_module_cases,
-                                       inj_queue_control_cases};
+                                       inj_queue_control_cases, inj_retention_cases};
 #define N_LISTS (sizeof case_lists / sizeof *case_lists)
 static size_t case_counts[N_LISTS];
 
@@ -204,6 +204,7 @@ int main(void)
     case_counts[1] = inj_kv_case_count;
     case_counts[2] = inj_module_case_count;
     case_counts[3] = inj_queue_control_case_count;
+    case_counts[4] = inj_retention_case_count;
     const char *tmp = getenv("BITT_TEST_TMP");
     const char *part = getenv("BITT_INJECT_PART");
     /* one directory per process: each part makes its own databases */

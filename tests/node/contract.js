@@ -13,6 +13,7 @@ const { BittError } = require('../../bindings/node/lib/errors');
 const F = require('./contract_forms');
 const { checkExpect, doSave } = require('./contract_expect');
 const CQ = require('./contract_queue');
+const CR = require('./contract_retention');
 
 const { Broken, Mismatch, bstr, optBstr, num, name, optText, kind, has } = F;
 const CONTRACT_DIR = path.join(__dirname, '..', 'contract');
@@ -38,7 +39,7 @@ const ARGS = {
   'store.open': ['options'],
   'queue.enqueue': ['topic', 'payload', 'kind', 'delay', 'max_attempts', 'dedup', 'priority'],
   'queue.dequeue': ['topic', 'topics', 'limit', 'lease', 'wait', 'cancel'],
-  'queue.ack': ['topic', 'id', 'token'], 'queue.ack_many': ['topic', 'items'],
+  'queue.ack_many': ['topic', 'items'],
   'queue.nack': ['topic', 'id', 'token', 'error', 'delay'],
   'queue.extend': ['topic', 'id', 'token', 'lease'], 'queue.snooze': ['topic', 'id', 'token', 'delay'],
   'queue.dead_list': ['topic', 'after', 'limit'], 'queue.dead_retry': ['topic', 'id'],
@@ -53,10 +54,10 @@ const ARGS = {
   'pubsub.subscribe': ['channel'], 'pubsub.publish': ['channel', 'data'],
   'pubsub.next': ['sub', 'timeout', 'cancel'], 'pubsub.close': ['sub'],
   'budget.take': ['name', 'capacity', 'refill', 'period', 'n'],
-  'schedule.upsert': ['key', 'interval', 'payload', 'kind', 'first_run_at'],
   'schedule.claim': ['prefix'], 'schedule.get': ['key'], 'schedule.list': [],
   'schedule.delete': ['key'],
   ...CQ.ARGS,
+  ...CR.ARGS,
 };
 
 const PARALLEL_OK = new Set(['kv.get', 'kv.take', 'kv.get_many', 'kv.set', 'kv.add', 'kv.delete',

@@ -2,6 +2,7 @@
 // The expectations and saves of the contract (tests/contract/README.md).
 const F = require('./contract_forms');
 const CQ = require('./contract_queue');
+const CR = require('./contract_retention');
 
 const { Broken, Mismatch, STATUS, STATUS_NAME, bstr, num, kind, eq, has, checkMembers } = F;
 
@@ -37,9 +38,11 @@ function checkEntry(run, exp, e, what) {
   checkVersion(run, exp, ver, `${what} version`);
 }
 
-function schedFields(exp, t, what) {
-  checkMembers(exp, ['key', 'interval', 'payload', 'kind', 'next_run_at', 'occurrence', 'status'], what);
+function schedFields(run, exp, t, what) {
+  checkMembers(exp, ['key', 'interval', 'payload', 'kind', 'next_run_at', 'occurrence', 'status', ...CR.SCHED_FIELDS],
+    what);
   const [key, interval, payload, kd, nra, occ] = t;
+  CR.checkSchedule(run, exp, t, what);
   if (has(exp, 'key')) eq(`${what} key`, utf8(key), bstr(exp.key));
   if (has(exp, 'interval')) eq(`${what} interval`, interval, num(exp.interval));
   if (has(exp, 'payload')) eq(`${what} payload`, payload, bstr(exp.payload));
@@ -49,7 +52,7 @@ function schedFields(exp, t, what) {
 }
 
 const MSG_FIELDS = ['id', 'topic', 'payload', 'kind', 'attempts', 'max_attempts', 'last_error', 'created_at',
-  'due_at', 'failed_at', 'park_reason', 'token', 'state', 'priority'];
+  'due_at', 'failed_at', 'park_reason', 'token', 'state', 'priority', ...CR.MSG_FIELDS];
 
 function checkMessages(run, exp, msgs) {
   if (has(exp, 'count')) eq('count', msgs.length, num(exp.count));
@@ -74,6 +77,7 @@ function checkMessage(run, e, m, w) {
   if (has(e, 'last_error')) eq(`${w} last_error`, m[7], e.last_error);
   if (has(e, 'park_reason')) eq(`${w} park_reason`, m[11], F.reason(e.park_reason));
   CQ.checkFields(e, m, w);
+  CR.checkMessage(e, m, w);
 }
 
 function checkTupleDecode(exp, got) {
@@ -161,7 +165,7 @@ function checkExpect(run, op, exp, st, res, what = 'expect') {
     return;
   }
   if (op === 'schedule.claim' || op === 'schedule.get') {
-    if (st === 0) schedFields(exp, res.schedule, 'schedule');
+    if (st === 0) schedFields(run, exp, res.schedule, 'schedule');
     return;
   }
   if (op === 'schedule.list') {
@@ -171,7 +175,7 @@ function checkExpect(run, op, exp, st, res, what = 'expect') {
     if (has(exp, 'keys')) eq('keys', sc.map((t) => utf8(t[0])), exp.keys.map(bstr));
     if (has(exp, 'schedules')) {
       eq('schedules count', sc.length, exp.schedules.length);
-      exp.schedules.forEach((x, i) => schedFields(x, sc[i], `schedule ${i}`));
+      exp.schedules.forEach((x, i) => schedFields(run, x, sc[i], `schedule ${i}`));
     }
     return;
   }

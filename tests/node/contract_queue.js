@@ -7,7 +7,7 @@ const F = require('./contract_forms');
 
 const { Broken, Mismatch, num, name, optText, eq, has, checkMembers } = F;
 
-const STATES = { pending: 1, delayed: 2, leased: 3, dead: 4 };
+const STATES = { pending: 1, delayed: 2, leased: 3, dead: 4, done: 5 };
 const STATE_NAME = Object.fromEntries(Object.entries(STATES).map(([k, v]) => [v, k]));
 const INT32_MIN = -(2n ** 31n);
 const INT32_MAX = 2n ** 31n - 1n;
@@ -17,7 +17,7 @@ const ARGS = { 'queue.get': ['topic', 'id'], 'queue.cancel': ['topic', 'id'], 'q
 
 // The txn actions (their members besides "op" and "refused").
 const ACTIONS = {
-  queue_ack: ['topic', 'id', 'token'],
+  queue_ack: ['topic', 'id', 'token', 'result', 'result_kind'],
   queue_nack: ['topic', 'id', 'token', 'error', 'delay'],
   queue_snooze: ['topic', 'id', 'token', 'delay'],
   queue_extend: ['topic', 'id', 'token', 'lease'],
@@ -80,7 +80,7 @@ async function execStep(run, s, c) {
 /* The state and priority of an expected message. */
 function checkFields(e, m, w) {
   if (has(e, 'state')) {
-    if (!has(STATES, e.state)) throw new Broken('state is pending, delayed, leased or dead');
+    if (!has(STATES, e.state)) throw new Broken('state is pending, delayed, leased, dead or done');
     eq(`${w} state`, STATE_NAME[m[12]] ?? m[12], e.state);
   }
   if (has(e, 'priority')) eq(`${w} priority`, m[13], num(e.priority));
@@ -106,7 +106,10 @@ function txnAction(run, txn, a) {
   if (op === 'queue_cancel') return t('bitt_txn_queue_cancel', topic, id);
   if (op === 'queue_reschedule') return t('bitt_txn_queue_reschedule', topic, id, num(a.delay ?? 0));
   const tok = run.variable(a.token);
-  if (op === 'queue_ack') return t('bitt_txn_queue_ack', topic, id, tok);
+  if (op === 'queue_ack') {
+    const [res, kd] = require('./contract_retention').resultOf(a); // (a cycle: required here)
+    return res === null ? t('bitt_txn_queue_ack', topic, id, tok) : t('bitt_txn_queue_ack_result', topic, id, tok, res, kd);
+  }
   if (op === 'queue_nack') return t('bitt_txn_queue_nack', topic, id, tok, optText(a.error), num(a.delay ?? -1));
   if (op === 'queue_snooze') return t('bitt_txn_queue_snooze', topic, id, tok, num(a.delay ?? 0));
   if (!has(a, 'lease')) throw new Broken('queue_extend needs lease');

@@ -6,6 +6,7 @@ const { BittError } = require('../../bindings/node/lib/errors');
 const { tokenFor } = require('../../bindings/node/lib/cancel');
 const F = require('./contract_forms');
 const CQ = require('./contract_queue');
+const CR = require('./contract_retention');
 
 const { Broken, Mismatch, STATUS, STATUS_NAME, bstr, optBstr, num, name, optText, kind, has } = F;
 
@@ -325,11 +326,11 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
         return [st, { messages: st === 0 ? msgList(run, r[0], limit, CQ.topics(s), true, 3) : null }];
       }
       case 'queue.get': case 'queue.cancel': case 'queue.reschedule': return CQ.execStep(run, s, c);
-      case 'queue.ack': case 'queue.nack': case 'queue.extend': {
+      case 'queue.ack': case 'queue.purge': case 'schedule.upsert': return CR.execStep(run, s, c);
+      case 'queue.nack': case 'queue.extend': {
         const topic = name(s.topic);
         const id = run.idnum(s.id);
         const tok = run.variable(s.token);
-        if (op === 'queue.ack') return [(await c('bitt_queue_ack', B, topic, id, tok))[0], {}];
         if (op === 'queue.nack') {
           return [(await c('bitt_queue_nack', B, topic, id, tok, optText(s.error), num(s.delay ?? -1)))[0], {}];
         }
@@ -368,7 +369,7 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
         const [st, r] = await c('bittw_queue_stats', B, name(s.topic));
         if (st !== 0) return [st, {}];
         const t = r[0];
-        return [st, { pending: t[0], delayed: t[1], processing: t[2], dead: t[3], oldest_pending_at: t[4] }];
+        return [st, { pending: t[0], delayed: t[1], processing: t[2], dead: t[3], oldest_pending_at: t[4], done: t[5] }];
       }
       case 'lease.acquire': {
         const [st, r] = await c('bitt_lease_acquire', B, name(s.name), name(s.owner), num(s.ttl));
@@ -451,9 +452,6 @@ module.exports = ({ Run, keylist, ARGS, PARALLEL_OK, checkExpect }) => {
         if (st === 3 && r[0] < 1n) throw new Mismatch(`a denial with wait ${r[0]} < 1`);
         return [st, st === 3 ? { wait: r[0] } : {}];
       }
-      case 'schedule.upsert':
-        return [(await c('bitt_schedule_upsert', B, name(s.key), num(s.interval), bstr(s.payload ?? ''), kind(s.kind),
-          num(s.first_run_at ?? 0)))[0], {}];
       case 'schedule.claim': case 'schedule.get': {
         const [st, r] = op === 'schedule.claim'
           ? await c('bitt_schedule_claim', B, optBstr(s.prefix))

@@ -13,6 +13,7 @@ from pathlib import Path
 import bitt
 import contract_public as pub
 import contract_queue as cq
+import contract_retention as cr
 from bitt import raw
 
 CONTRACT_DIR = Path(__file__).resolve().parents[1] / "contract"
@@ -255,7 +256,7 @@ ARGS = {
     "queue.enqueue": ["topic", "payload", "kind", "delay", "max_attempts", "dedup", "priority"],
     "queue.dequeue": ["topic", "topics", "limit", "lease", "wait", "cancel"],
     "queue.snooze": ["topic", "id", "token", "delay"],
-    "queue.ack": ["topic", "id", "token"], "queue.ack_many": ["topic", "items"],
+    "queue.ack_many": ["topic", "items"],
     "queue.nack": ["topic", "id", "token", "error", "delay"],
     "queue.extend": ["topic", "id", "token", "lease"],
     "queue.dead_list": ["topic", "after", "limit"], "queue.dead_retry": ["topic", "id"],
@@ -270,10 +271,10 @@ ARGS = {
     "pubsub.subscribe": ["channel"], "pubsub.publish": ["channel", "data"],
     "pubsub.next": ["sub", "timeout", "cancel"], "pubsub.close": ["sub"],
     "budget.take": ["name", "capacity", "refill", "period", "n"],
-    "schedule.upsert": ["key", "interval", "payload", "kind", "first_run_at"],
     "schedule.claim": ["prefix"], "schedule.get": ["key"], "schedule.list": [],
     "schedule.delete": ["key"],
     **cq.ARGS,
+    **cr.ARGS,
 }
 
 
@@ -505,14 +506,14 @@ def exec_step(run, s):
                     if st == 0 else None}
     if op in cq.ARGS:
         return cq.exec_step(run, s)
+    if op in cr.ARGS:
+        return cr.exec_step(run, s)
     if op == "queue.snooze":
         return run.call(raw.bitt_queue_snooze, run.box, name(s["topic"]), run.idnum(s["id"]),
                         run.var(s["token"]), num(g("delay", 0)))[0], {}
-    if op in ("queue.ack", "queue.nack", "queue.extend"):
+    if op in ("queue.nack", "queue.extend"):  # (queue.ack: contract_retention.py)
         topic, mid = name(s["topic"]), run.idnum(s["id"])
         tok = run.var(s["token"])
-        if op == "queue.ack":
-            return run.call(raw.bitt_queue_ack, run.box, topic, mid, tok)[0], {}
         if op == "queue.nack":
             return run.call(raw.bitt_queue_nack, run.box, topic, mid, tok, opt_text(g("error")),
                             num(g("delay", -1)))[0], {}
@@ -541,7 +542,8 @@ def exec_step(run, s):
         return st, {"count": r[0] if st == 0 else None}
     if op == "queue.stats":
         st, r = run.call(raw.bittw_queue_stats, run.box, name(s["topic"]))
-        return st, (dict(zip(("pending", "delayed", "processing", "dead", "oldest_pending_at"), r[0]))
+        return st, (dict(zip(("pending", "delayed", "processing", "dead", "oldest_pending_at",
+                              "done"), r[0]))
                     if st == 0 else {})
     if op == "lease.acquire":
         st, r = run.call(raw.bitt_lease_acquire, run.box, name(s["name"]), name(s["owner"]),
@@ -637,9 +639,6 @@ def exec_step(run, s):
         if st == 3 and r[0] < 1:
             raise Mismatch(f"a denial with wait {r[0]} < 1")
         return st, ({"wait": r[0]} if st == 3 else {})
-    if op == "schedule.upsert":
-        return run.call(raw.bitt_schedule_upsert, run.box, name(s["key"]), num(s["interval"]),
-                        bstr(g("payload", "")), kind(g("kind")), num(g("first_run_at", 0)))[0], {}
     if op in ("schedule.claim", "schedule.get"):
         if op == "schedule.claim":
             st, r = run.call(raw.bitt_schedule_claim, run.box, opt_bstr(g("prefix")))
@@ -661,8 +660,10 @@ def exec_step(run, s):
 
 
 def sched_fields(run, exp, t, what):
-    check_members(exp, ["key", "interval", "payload", "kind", "next_run_at", "occurrence", "status"], what)
-    key, interval, payload, kd, nra, occ = t
+    check_members(exp, ["key", "interval", "payload", "kind", "next_run_at", "occurrence", "status",
+                        *cr.SCHED_FIELDS], what)
+    key, interval, payload, kd, nra, occ = t[:6]
+    cr.check_schedule(run, exp, t, what)
     if "key" in exp:
         eq(f"{what} key", key.encode("utf-8", "surrogateescape"), bstr(exp["key"]))
     if "interval" in exp:
@@ -678,7 +679,8 @@ def sched_fields(run, exp, t, what):
 
 
 MSG_FIELDS = ["id", "topic", "payload", "kind", "attempts", "max_attempts", "last_error",
-              "created_at", "due_at", "failed_at", "park_reason", "token", "state", "priority"]
+              "created_at", "due_at", "failed_at", "park_reason", "token", "state", "priority",
+              *cr.MSG_FIELDS]
 
 
 def check_messages(run, exp, msgs):
@@ -717,6 +719,7 @@ def check_message(run, e, m, w):
         pr = e["park_reason"]
         eq(w + " park_reason", m[11], REASONS[pr] if isinstance(pr, str) else num(pr))
     cq.check_fields(e, m, w)
+    cr.check_message(e, m, w)
 
 
 def check_expect(run, op, exp, st, res, what="expect"):

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import contract as C
 import contract_public as pub
+import contract_retention as cr
 from bitt import raw
 
-STATES = {"pending": 1, "delayed": 2, "leased": 3, "dead": 4}
+STATES = {"pending": 1, "delayed": 2, "leased": 3, "dead": 4, "done": 5}
 STATE_NAME = {v: k for k, v in STATES.items()}
 INT32 = (-2**31, 2**31 - 1)
 
@@ -17,7 +18,7 @@ ARGS = {"queue.get": ["topic", "id"], "queue.cancel": ["topic", "id"],
         "queue.reschedule": ["topic", "id", "delay"]}
 
 # The txn actions (their members besides "op" and "refused").
-ACTIONS = {"queue_ack": ["topic", "id", "token"],
+ACTIONS = {"queue_ack": ["topic", "id", "token", "result", "result_kind"],
            "queue_nack": ["topic", "id", "token", "error", "delay"],
            "queue_snooze": ["topic", "id", "token", "delay"],
            "queue_extend": ["topic", "id", "token", "lease"],
@@ -93,7 +94,7 @@ def check_fields(e, m, w):
     """The state and priority of an expected message."""
     if "state" in e:
         if e["state"] not in STATES:
-            raise C.Broken("state is pending, delayed, leased or dead")
+            raise C.Broken("state is pending, delayed, leased, dead or done")
         C.eq(w + " state", STATE_NAME.get(m[12], m[12]), e["state"])
     if "priority" in e:
         C.eq(w + " priority", m[13], C.num(e["priority"]))
@@ -115,6 +116,9 @@ def txn_action(run, txn, a):
         return run.call(raw.bitt_txn_queue_reschedule, txn, topic, mid, C.num(a.get("delay", 0)))
     tok = run.var(a["token"])
     if op == "queue_ack":
+        res, kd = cr.result_of(a)
+        if res is not None:
+            return run.call(raw.bitt_txn_queue_ack_result, txn, topic, mid, tok, res, kd)
         return run.call(raw.bitt_txn_queue_ack, txn, topic, mid, tok)
     if op == "queue_nack":
         return run.call(raw.bitt_txn_queue_nack, txn, topic, mid, tok, C.opt_text(a.get("error")),

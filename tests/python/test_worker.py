@@ -410,7 +410,7 @@ def test_store_errors_are_reported_a_failed_dequeue_is_retried(mem):
                                  bitt.BusyError(-8, "locked")])
     mem.queue.enqueue("errors", "first")
     seen = []
-    w = bitt.Worker(mem, "errors", lambda m, t: "ok", lease=LONG, wait=0.1,
+    w = bitt.Worker(mem, "errors", lambda m, t: None, lease=LONG, wait=0.1,
                     on_error=lambda e, m: seen.append((e.message, m.value if m else None)))
     until(lambda: len(seen) == 3, "three errors")
     assert seen == [("connection lost", None), ("locked", None), ("busy", "first")]

@@ -43,6 +43,8 @@ function syncPart(): bigint {
   const removed: number = s.queue.deadDelete('emails');
   const stats: bitt.QueueStats = s.queue.stats('emails');
   const oldest: Date | null = stats.oldestPendingAt;
+  const doneCount: number = stats.done;
+  const purgedNow: number = s.queue.purge(null);
 
   // queue control: priorities, several topics, messages by id, queue ops in a commit
   const run: bigint = s.queue.enqueue('runs', { run: 1 }, { delay: 3_600_000 });
@@ -52,10 +54,14 @@ function syncPart(): bigint {
   const priority: number = step ? step.priority : 0;
   if (step) {
     using tx: bitt.Atomic = s.atomic();
-    tx.set(['result', step.id], 'paid').queueAck(step).queueReschedule('runs', run, 0);
+    tx.set(['result', step.id], 'paid').queueAck(step, { result: { paid: true } }).queueReschedule('runs', run, 0);
     tx.commit();
   }
   const found: bitt.Message | null = s.queue.get('runs', run);
+  const doneAt: Date | null = found ? found.doneAt : null;
+  const result: Buffer | null = found ? found.result : null;
+  const resultKind: number | null = found ? found.resultKind : null;
+  const resultValue: bitt.StoredValue | undefined = found ? found.resultValue : undefined;
   const moved: boolean = s.queue.reschedule('runs', run, 1000);
   const cancelled: boolean = s.queue.cancel('runs', run);
   console.log(state, priority, found?.state, moved, cancelled);
@@ -102,7 +108,11 @@ function syncPart(): bigint {
 
   const wait: number = s.budget.take('api', { capacity: 10, refill: 1, period: 1000, n: 1 });
   s.schedule.upsert('daily', 86_400_000, { job: 'report' }, { firstRunAt: new Date(1_000_000) });
+  s.schedule.upsert('nightly', null, { job: 'sweep' }, { cron: '0 3 * * *', topic: 'jobs', maxAttempts: 2, priority: 1 });
   const due: bitt.Schedule | null = s.schedule.claim();
+  const cron: string | null = due ? due.cron : null;
+  const schedTopic: string | null = due ? due.topic : null;
+  const messageId: bigint = due ? due.messageId : 0n;
   const got: bitt.Schedule | null = s.schedule.get('daily');
   const all: bitt.Schedule[] = s.schedule.list();
   const gone: boolean = s.schedule.delete('daily');

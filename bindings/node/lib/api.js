@@ -28,19 +28,26 @@ const OPTIONS = {
   'kv.list': ['prefix', 'start', 'end', 'limit', 'reverse', 'cursor'],
   'queue.enqueue': ['delay', 'maxAttempts', 'dedupKey', 'priority'],
   'queue.dequeue': ['limit', 'lease', 'wait', 'signal'],
+  'queue.ack': ['result'],
   'queue.nack': ['delay'],
   'queue.deadList': ['after', 'limit'],
   'queue.consume': ['prefetch', 'limit', 'lease', 'wait', 'signal'],
   'budget.take': ['capacity', 'refill', 'period', 'n'],
-  'schedule.upsert': ['firstRunAt'],
+  'schedule.upsert': ['firstRunAt', 'cron', 'topic', 'maxAttempts', 'priority'],
   'pubsub.subscribe': ['signal'],
   'subscription.next': ['signal'],
   'atomic.set': ['ttl'],
   'atomic.enqueue': ['delay', 'maxAttempts', 'dedupKey', 'priority'],
+  'atomic.queueAck': ['result'],
   'atomic.queueNack': ['delay'],
 };
 const opts = (call, o) => options(call, o, OPTIONS[call]);
 const ttlOf = (call, o) => duration(opts(call, o).ttl, 'ttl');
+/* An ack's {result}: [bytes, kind], or null for none (undefined). */
+function resultOf(call, o) {
+  const { result } = opts(call, o);
+  return result === undefined ? null : encodeValue(result, 'result');
+}
 
 class KV {
   constructor(s) { this._s = s; }
@@ -148,8 +155,12 @@ class Queue {
       .catch(() => {}))); // not given back: it comes back when its lease ends
   }
 
-  ack(msg) {
-    return this._s._call('bitt_queue_ack', [msg.topic, msg.id, msg.token], () => undefined);
+  /* Finishes a delivery; {result} (any value a payload can be; undefined:
+   * none) is kept with the message, done, under queue_done_retention. */
+  ack(msg, o) {
+    const r = resultOf('queue.ack', o);
+    if (r === null) return this._s._call('bitt_queue_ack', [msg.topic, msg.id, msg.token], () => undefined);
+    return this._s._call('bitt_queue_ack_result', [msg.topic, msg.id, msg.token, r[0], r[1]], () => undefined);
   }
 
   /* Finishes many deliveries of topic in one call (one transaction): each
@@ -198,8 +209,14 @@ class Queue {
     return this._s._call('bittw_queue_stats', [topic], (r) => {
       const t = r[1];
       return { pending: M.num(t[0]), delayed: M.num(t[1]), processing: M.num(t[2]), dead: M.num(t[3]),
-        oldestPendingAt: optDate(t[4]) };
+        oldestPendingAt: optDate(t[4]), done: M.num(t[5]) };
     });
+  }
+
+  /* Drops the done messages and dead letters of topic (null: of every
+   * topic) that outlived their retention: how many. */
+  purge(topic = null) {
+    return this._s._call('bitt_queue_purge', [topic], (r) => M.num(r[1]));
   }
 }
 
@@ -288,13 +305,18 @@ class Budgets {
 class Schedules {
   constructor(s) { this._s = s; }
 
-  /* Every `interval` ms; firstRunAt (a Date) when new or its interval
-   * changed (default: now + interval). */
+  /* Every `interval` ms, or at the minutes of {cron} (a 5-field UTC
+   * expression; interval then null or 0); firstRunAt (a Date) when new or
+   * its cadence changed (default: now + interval, or the first cron minute
+   * after now). {topic}: each occurrence's claim enqueues the payload there
+   * (with maxAttempts and priority). */
   upsert(key, interval, payload = Buffer.alloc(0), o) {
-    const { firstRunAt } = opts('schedule.upsert', o);
+    const { firstRunAt, cron = null, topic = null, maxAttempts = 0, priority = 0 } = opts('schedule.upsert', o);
     const [data, kind] = encodeValue(payload, 'payload');
-    return this._s._call('bitt_schedule_upsert',
-      [key, duration(interval, 'interval'), data, kind, time(firstRunAt, 'firstRunAt')], () => undefined);
+    if (cron !== null && typeof cron !== 'string') throw new TypeError(`cron: ${typeName(cron)} is not a string`);
+    return this._s._call('bittw_schedule_set',
+      [key, duration(interval, 'interval'), data, kind, cron, time(firstRunAt, 'firstRunAt'), topic,
+        maxAttempts, priority], () => undefined);
   }
 
   claim(prefix = null) {
@@ -404,8 +426,10 @@ class AtomicBase {
    * when the commit runs, else the commit fails (StaleToken) and writes
    * nothing; cancel and reschedule do nothing to a message they do not
    * apply to. At most one of these per message id in a transaction. */
-  queueAck(msg) {
-    this._n.bitt_txn_queue_ack(this._txn, msg.topic, msg.id, msg.token);
+  queueAck(msg, o) {
+    const r = resultOf('atomic.queueAck', o);
+    if (r === null) this._n.bitt_txn_queue_ack(this._txn, msg.topic, msg.id, msg.token);
+    else this._n.bitt_txn_queue_ack_result(this._txn, msg.topic, msg.id, msg.token, r[0], r[1]);
     return this;
   }
 
@@ -447,5 +471,5 @@ class AtomicBase {
   }
 }
 
-module.exports = { KV, Queue, Leases, Outbox, Budgets, Schedules, Clock, AtomicBase, NOTFOUND, EXISTS, DENIED,
+module.exports = { resultOf, KV, Queue, Leases, Outbox, Budgets, Schedules, Clock, AtomicBase, NOTFOUND, EXISTS, DENIED,
   OPTIONS, opts, ttlOf, dispose, asyncDispose };

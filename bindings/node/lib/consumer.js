@@ -101,7 +101,8 @@ function stale(msg) {
  * message still compares and prints as any other). */
 function bind(store, acks, m) {
   Object.defineProperties(m, {
-    ack: { value: () => acks.ack(m) },
+    // with {result}: its own ack (ackMany carries no results)
+    ack: { value: (o) => (o === undefined ? acks.ack(m) : store.queue.ack(m, o)) },
     nack: { value: (error, o) => store.queue.nack(m, error, o) },
     extend: { value: (lease) => store.queue.extend(m, lease) },
   });

@@ -12,7 +12,7 @@ const { jsonable } = require('./entry');
 
 const num = (b) => Number(b);
 // BITT_MSG_*: where a queue message is (null: not a queue message).
-const STATES = [null, 'pending', 'delayed', 'leased', 'dead'];
+const STATES = [null, 'pending', 'delayed', 'leased', 'dead', 'done'];
 
 /* The addon's entry (lib/entry.js), its value decoded and its expiry made
  * a Date (null: none) in place. */
@@ -39,6 +39,11 @@ class Message {
     this.parkReason = t[11];
     this.state = STATES[t[12]] ?? null;
     this.priority = t[13];
+    // A done message (queue_done_retention): when it was acked, and the
+    // result it was acked with (a Buffer; null: none) and that one's kind.
+    this.doneAt = optDate(t[14]);
+    this.result = t[15];
+    this.resultKind = t[16] < 0 ? null : t[16];
   }
 
   /* The payload decoded by its kind (VALUES.md). */
@@ -46,11 +51,17 @@ class Message {
     return decodeValue(this.payload, this.kind);
   }
 
+  /* The result decoded by its kind as the payload is (undefined: none). */
+  get resultValue() {
+    return this.result === null ? undefined : decodeValue(this.result, this.resultKind);
+  }
+
   toJSON() {
     return { id: String(this.id), topic: this.topic, value: jsonable(this.value), kind: this.kind, token: this.token,
       attempts: this.attempts, maxAttempts: this.maxAttempts, lastError: this.lastError, createdAt: this.createdAt,
       dueAt: this.dueAt, failedAt: this.failedAt, parkReason: this.parkReason, state: this.state,
-      priority: this.priority };
+      priority: this.priority, doneAt: this.doneAt,
+      result: this.result === null ? null : jsonable(this.resultValue), resultKind: this.resultKind };
   }
 }
 
@@ -62,6 +73,9 @@ class Schedule {
     this.kind = t[3];
     this.nextRunAt = date(t[4]);
     this.occurrence = optDate(t[5]);
+    this.cron = t[6]; // null: an interval schedule (interval 0 otherwise)
+    this.topic = t[7]; // null: none
+    this.messageId = t[8]; // a claim on a topic: the occurrence's message (else 0n)
   }
 
   get value() {
@@ -70,7 +84,8 @@ class Schedule {
 
   toJSON() {
     return { key: this.key, interval: this.interval, value: jsonable(this.value), kind: this.kind,
-      nextRunAt: this.nextRunAt, occurrence: this.occurrence };
+      nextRunAt: this.nextRunAt, occurrence: this.occurrence, cron: this.cron, topic: this.topic,
+      messageId: String(this.messageId) };
   }
 }
 

@@ -8,6 +8,7 @@ const { EventEmitter } = require('events');
 const errors = require('./errors');
 const { options, duration, typeName } = require('./args');
 const { AckGroup } = require('./consumer');
+const { encodeValue } = require('./values');
 const { asyncDispose } = require('./api');
 
 const NAMES = ['concurrency', 'prefetch', 'lease', 'heartbeat', 'wait'];
@@ -52,6 +53,21 @@ function ms(v, what, min) {
   if (d < min) throw errors.invalid(`Worker: ${what}: ${d} ms is ${min === 1 ? 'not positive' : 'negative'}`);
   return d;
 }
+
+/* Whether a handler's return value is kept as its ack's result: a value by
+ * VALUES.md (a Buffer, a bigint, JSON), not undefined; else (a function, a
+ * symbol, a cycle) only 'completed' gets it. Returns the encoded value or
+ * null. */
+function storedResult(value) {
+  if (value === undefined) return null;
+  try {
+    return encodeValue(value, 'result');
+  } catch (e) {
+    return null;
+  }
+}
+// What the store answers to a result it cannot keep: the job fails with it.
+const RESULT_REFUSED = [-1, -3]; // BITT_EINVAL, BITT_ETOOLARGE
 
 /* The text a nack records for what a handler threw. */
 function errorText(e) {
@@ -226,7 +242,20 @@ class Worker extends EventEmitter {
     const { msg } = job;
     const q = this._store.queue;
     try {
-      if (kind === 'ok') {
+      const keep = kind === 'ok' ? storedResult(value) : null;
+      if (keep !== null) {
+        // one ack of its own: ackMany carries no results
+        const refused = await q.ack(msg, { result: value }).then(() => null,
+          (e) => { if (RESULT_REFUSED.includes(e.status)) return e; throw e; });
+        if (refused === null) {
+          this._c.completed++;
+          this._emit('completed', msg, value);
+        } else { // the store cannot keep it (too large, a counter out of range): a failure
+          await q.nack(msg, errorText(refused));
+          this._c.failed++;
+          this._emit('failed', msg, refused);
+        }
+      } else if (kind === 'ok') {
         await this._acks.ack(msg);
         this._c.completed++;
         this._emit('completed', msg, value);

@@ -1,7 +1,8 @@
 /*
  * async_queue.hpp: the Promise API's queue-control calls (bitt.h 0.6): the
  * enqueue with a priority, a dequeue over several topics and the calls on a
- * message by id. As async_ops.hpp: read the JS arguments into owned copies
+ * message by id; and version 7's ack with a result, purge and schedule set.
+ * As async_ops.hpp: read the JS arguments into owned copies
  * on the main thread, name the C call the worker makes; each resolves with
  * the shape of SWIG's synchronous wrapper of the same name. Included by
  * async.hpp after async_ops.hpp.
@@ -66,6 +67,45 @@ BITTW_ASYNC(bitt_queue_reschedule)
     uint64_t id = a.u64(2, "id");
     int64_t delay = a.i64(3, "delay_ms");
     return BITTW_RUN({ (void)o; return bitt_queue_reschedule(s, topic.c(), id, delay); });
+}
+
+/* Version 7 (queue retention, cron/topic schedules). */
+BITTW_ASYNC(bitt_queue_ack_result)
+{
+    BITTW_STORE_ARGS;
+    BittwOpt topic = a.text(1, "topic");
+    uint64_t id = a.u64(2, "id");
+    BittwOpt token = a.text(3, "token");
+    BittwOpt result = a.opt_bytes(4, "result");
+    int kind = a.int_(5, "kind");
+    return BITTW_RUN({
+        (void)o;
+        return bitt_queue_ack_result(s, topic.c(), id, token.c(), result.p(), result.n(), kind);
+    });
+}
+BITTW_ASYNC(bitt_queue_purge)
+{
+    BITTW_STORE_ARGS;
+    BittwOpt topic = a.text(1, "topic");
+    return BITTW_RUN({ return bitt_queue_purge(s, topic.c(), o.u64()); });
+}
+BITTW_ASYNC(bittw_schedule_set)
+{
+    BITTW_STORE_ARGS;
+    BittwOpt key = a.text(1, "key");
+    int64_t interval = a.i64(2, "interval_ms");
+    std::string payload = a.bytes(3, "payload");
+    int kind = a.int_(4, "kind");
+    BittwOpt cron = a.text(5, "cron");
+    int64_t first = a.i64(6, "first_run_at");
+    BittwOpt topic = a.text(7, "topic");
+    uint32_t max_attempts = a.u32(8, "max_attempts");
+    int32_t priority = a.i32(9, "priority");
+    return BITTW_RUN({
+        (void)o;
+        return bittw_schedule_set(s, key.c(), interval, payload.data(), payload.size(), kind, cron.c(), first,
+                                  topic.c(), max_attempts, priority);
+    });
 }
 
 #endif

@@ -208,6 +208,7 @@ static void bittw_js_register(Napi::Env env, Napi::Object exports)
     BITTW_REG(bitt_schedule_get) BITTW_REG(bitt_schedule_delete) BITTW_REG(bittw_schedule_list)
     BITTW_REG(bittw_queue_enqueue2) BITTW_REG(bittw_queue_dequeue_topics) BITTW_REG(bitt_queue_get)
     BITTW_REG(bitt_queue_cancel) BITTW_REG(bitt_queue_reschedule)
+    BITTW_REG(bitt_queue_ack_result) BITTW_REG(bitt_queue_purge) BITTW_REG(bittw_schedule_set)
 #undef BITTW_REG
     /* The names of the synchronous wrappers that take a cancel token (the
      * Promise forms take one as their last argument). */

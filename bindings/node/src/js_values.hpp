@@ -11,9 +11,10 @@
  *   entry    {key, value, kind, version, expiresAt (number; bigint past 2^53)}
  *   message  [id, topic, payload, kind, token, attempts, maxAttempts,
  *             lastError, createdAt, dueAt, failedAt, parkReason, state,
- *             priority]
- *   schedule [key, interval, payload, kind, nextRunAt, occurrence]
- *   stats    [pending, delayed, processing, dead, oldestPendingAt]
+ *             priority, doneAt, result (null: none), resultKind (-1: none)]
+ *   schedule [key, interval, payload, kind, nextRunAt, occurrence, cron,
+ *             topic (null: none), messageId]
+ *   stats    [pending, delayed, processing, dead, oldestPendingAt, done]
  */
 #ifndef BITT_NODE_JS_VALUES_HPP
 #define BITT_NODE_JS_VALUES_HPP
@@ -492,9 +493,10 @@ static Napi::Value bittw_js_message(Napi::Env env, const bitt_message *m)
 {
     if (!m)
         return env.Null();
-    size_t pl = 0;
+    size_t pl = 0, rl = 0;
     const uint8_t *p = bitt_message_payload(m, &pl);
-    Napi::Array a = Napi::Array::New(env, 14);
+    const uint8_t *r = bitt_message_result(m, &rl);
+    Napi::Array a = Napi::Array::New(env, 17);
     a.Set(0u, bittw_js_u64(env, bitt_message_id(m)));
     a.Set(1u, bittw_js_str(env, bitt_message_topic(m)));
     a.Set(2u, bittw_js_bytes(env, p, pl));
@@ -509,6 +511,9 @@ static Napi::Value bittw_js_message(Napi::Env env, const bitt_message *m)
     a.Set(11u, Napi::Number::New(env, bitt_message_park_reason(m)));
     a.Set(12u, Napi::Number::New(env, bitt_message_state(m)));
     a.Set(13u, Napi::Number::New(env, bitt_message_priority(m)));
+    a.Set(14u, bittw_js_i64(env, bitt_message_done_at(m)));
+    a.Set(15u, r ? bittw_js_bytes(env, r, rl) : env.Null());
+    a.Set(16u, Napi::Number::New(env, bitt_message_result_kind(m)));
     return a;
 }
 
@@ -527,13 +532,16 @@ static Napi::Value bittw_js_schedule(Napi::Env env, const bitt_schedule *s)
         return env.Null();
     size_t pl = 0;
     const uint8_t *p = bitt_schedule_payload(s, &pl);
-    Napi::Array a = Napi::Array::New(env, 6);
+    Napi::Array a = Napi::Array::New(env, 9);
     a.Set(0u, bittw_js_str(env, bitt_schedule_key(s)));
     a.Set(1u, bittw_js_i64(env, bitt_schedule_interval(s)));
     a.Set(2u, bittw_js_bytes(env, p, pl));
     a.Set(3u, Napi::Number::New(env, bitt_schedule_kind(s)));
     a.Set(4u, bittw_js_i64(env, bitt_schedule_next_run_at(s)));
     a.Set(5u, bittw_js_i64(env, bitt_schedule_occurrence(s)));
+    a.Set(6u, bittw_js_str(env, bitt_schedule_cron(s)));
+    a.Set(7u, bittw_js_str(env, bitt_schedule_topic(s)));
+    a.Set(8u, bittw_js_u64(env, bitt_schedule_message_id(s)));
     return a;
 }
 
@@ -547,12 +555,13 @@ static Napi::Value bittw_js_schedules(Napi::Env env, bitt_schedule *const *list,
 
 static Napi::Value bittw_js_stats(Napi::Env env, const bitt_queue_stats *st)
 {
-    Napi::Array a = Napi::Array::New(env, 5);
+    Napi::Array a = Napi::Array::New(env, 6);
     a.Set(0u, bittw_js_u64(env, st->pending));
     a.Set(1u, bittw_js_u64(env, st->delayed));
     a.Set(2u, bittw_js_u64(env, st->processing));
     a.Set(3u, bittw_js_u64(env, st->dead));
     a.Set(4u, bittw_js_i64(env, st->oldest_pending_at));
+    a.Set(5u, bittw_js_u64(env, st->done));
     return a;
 }
 

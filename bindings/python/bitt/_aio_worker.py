@@ -16,8 +16,9 @@ from ._errors import StaleToken, UsageError, bad_type
 from ._types import Message, Name
 from ._units import Duration
 from ._worker_core import (CompletedHook, Core, ErrorHook, Event, FailedHook, Hooks,
-                           StalledHook, Job, Outcome, Snooze, WorkerCounters, duration_of,
-                           error_text, is_permanent, next_backoff, outcome_of, take_acks)
+                           StalledHook, Job, Outcome, RESULT_REFUSED, Snooze, WorkerCounters,
+                           duration_of, error_text, is_permanent, next_backoff, outcome_of,
+                           stored_result, take_acks)
 
 if TYPE_CHECKING:
     from .aio import Store
@@ -241,7 +242,14 @@ class Worker(Hooks):
     async def _finish(self, job: Job[asyncio.Task[object]], kind: Outcome, result: object) -> None:
         msg, q = job.msg, self._store.queue
         try:
-            if kind == "ok":
+            keep = stored_result(result) if kind == "ok" else None
+            if keep is not None:
+                try:  # one ack of its own: ack_many carries no results
+                    await q.ack(msg, result=keep)
+                except RESULT_REFUSED as e:
+                    kind, result = "fail", e
+                    await q.nack(msg, error_text(e))
+            elif kind == "ok":
                 await self._acks.ack(msg)
             elif kind == "snooze":
                 assert isinstance(result, Snooze)

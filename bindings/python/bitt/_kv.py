@@ -142,9 +142,14 @@ class Atomic:
     # nothing; cancel and reschedule of a message they do not apply to do
     # nothing. At most one of these per message id in a commit.
 
-    def queue_ack(self, msg: Message) -> Atomic:
-        """Finishes the delivery ``msg`` with the commit."""
-        _raw.bitt_txn_queue_ack(self._txn, msg.topic, msg.id, msg.token)
+    def queue_ack(self, msg: Message, *, result: Optional[Value] = None) -> Atomic:
+        """Finishes the delivery ``msg`` with the commit, kept ``"done"`` with
+        ``result`` under ``queue_done_retention`` (as ``store.queue.ack``)."""
+        if result is None:
+            _raw.bitt_txn_queue_ack(self._txn, msg.topic, msg.id, msg.token)
+        else:
+            data, kind = encode_value(result)
+            _raw.bitt_txn_queue_ack_result(self._txn, msg.topic, msg.id, msg.token, data, kind)
         return self
 
     def queue_nack(self, msg: Message, error: Optional[str] = None, *,

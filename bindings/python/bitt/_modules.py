@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Type,
 
 from . import raw as _raw
 from ._cancel import CancelToken, check, either
-from ._errors import Cancelled, UsageError
+from ._errors import Cancelled, UsageError, bad_type
+from ._queue import priority_of
 from ._types import (Lease, Message, Name, OutboxCounts, Schedule, message_of, messages_of,
                      schedule_of)
-from ._units import Duration, ms, opt_time_ms, seconds_of, time_ms, time_of
+from ._units import Duration, ms, opt_ms, opt_time_ms, seconds_of, time_ms, time_of
 from ._values import Value, encode_value
 
 if TYPE_CHECKING:
@@ -231,21 +232,30 @@ class Budgets:
 
 
 class Schedules:
-    """Interval schedules whose occurrences exactly one claimer gets
-    (``store.schedule``)."""
+    """Schedules whose occurrences exactly one claimer gets, every interval or
+    at the minutes of a cron expression (``store.schedule``)."""
 
     __slots__ = ("_s",)
 
     def __init__(self, store: Store) -> None:
         self._s = store
 
-    def upsert(self, key: Name, interval: Duration, payload: Value = b"", *,
-               first_run_at: Optional[datetime] = None) -> None:
-        """Creates or changes a schedule running every ``interval``, first at
-        ``first_run_at`` (None: one interval from now)."""
+    def upsert(self, key: Name, interval: Optional[Duration] = None, payload: Value = b"", *,
+               first_run_at: Optional[datetime] = None, cron: Optional[str] = None,
+               topic: Optional[Name] = None, max_attempts: int = 0, priority: int = 0) -> None:
+        """Creates or changes a schedule running every ``interval``, or at the
+        minutes of ``cron`` (a 5-field UTC expression, README: not both),
+        first at ``first_run_at`` (None: one interval from now, or the first
+        cron minute after now). A changed cadence restarts there; an unchanged
+        one keeps its next run. With ``topic``, each occurrence's claim also
+        enqueues ``payload`` there (dedup key ``"<key>@<occurrence ms>"``,
+        ``max_attempts`` (0: 3) and ``priority`` (an int32))."""
         data, kind = encode_value(payload)
-        _raw.bitt_schedule_upsert(self._s._box, key, ms(interval, "interval"), data, kind,
-                                  opt_time_ms(first_run_at, "first_run_at"))
+        if cron is not None and not isinstance(cron, str):
+            raise bad_type("cron", cron, "a str")
+        _raw.bittw_schedule_set(self._s._box, key, opt_ms(interval, "interval", 0), data, kind,
+                                cron, opt_time_ms(first_run_at, "first_run_at"), topic,
+                                max_attempts, priority_of(priority))
 
     def claim(self, prefix: Optional[Name] = None) -> Optional[Schedule]:
         """Claims the next due occurrence (of schedules whose key starts with

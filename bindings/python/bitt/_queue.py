@@ -104,9 +104,16 @@ class Queue:
         messages not handed out; ``cancel`` ends it with ``bitt.Cancelled``."""
         return Consumer(self._s, topic, prefetch, opt_ms(lease, "lease"), cancel)
 
-    def ack(self, msg: Message) -> None:
-        """Finishes a delivery (StaleToken when its lease ended)."""
-        _raw.bitt_queue_ack(self._s._box, msg.topic, msg.id, msg.token)
+    def ack(self, msg: Message, *, result: Optional[Value] = None) -> None:
+        """Finishes a delivery (StaleToken when its lease ended). With the
+        store's ``queue_done_retention`` the message is kept ``"done"`` with
+        ``result`` (a value as a payload is, bindings/VALUES.md; None: no
+        result); without it the result goes with the message."""
+        if result is None:
+            _raw.bitt_queue_ack(self._s._box, msg.topic, msg.id, msg.token)
+            return
+        data, kind = encode_value(result)
+        _raw.bitt_queue_ack_result(self._s._box, msg.topic, msg.id, msg.token, data, kind)
 
     def ack_many(self, topic: Name, deliveries: Iterable[Delivery]) -> List[bool]:
         """Acks up to 1000 deliveries of ``topic`` in one transaction: one bool
@@ -144,10 +151,17 @@ class Queue:
         """Deletes dead message ``id`` (0: all of ``topic``): how many."""
         return _raw.bitt_queue_dead_delete(self._s._box, topic, id)[1]
 
+    def purge(self, topic: Optional[Name] = None) -> int:
+        """Drops the done messages and dead letters of ``topic`` (None: of
+        every topic) that outlived the store's ``queue_done_retention`` /
+        ``queue_dead_retention``: how many (queue calls and the store do it
+        too, now and then)."""
+        return _raw.bitt_queue_purge(self._s._box, topic)[1]
+
     def stats(self, topic: Name) -> QueueStats:
         """The counts of ``topic``."""
-        p, d, pr, dead, oldest = _raw.bittw_queue_stats(self._s._box, topic)[1]
-        return QueueStats(p, d, pr, dead, opt_time_of(oldest))
+        p, d, pr, dead, oldest, done = _raw.bittw_queue_stats(self._s._box, topic)[1]
+        return QueueStats(p, d, pr, dead, opt_time_of(oldest), done)
 
 
 def priority_of(p: int) -> int:

@@ -42,12 +42,14 @@ class Page(NamedTuple):
     cursor: Optional[str]
 
 
-MessageState = Literal["pending", "delayed", "leased", "dead"]
+MessageState = Literal["pending", "delayed", "leased", "dead", "done"]
 """Where a queue message is (bitt.h BITT_MSG_*): claimable now (also a lease
 that ran out), claimable from ``due_at``, under a live lease until
-``due_at``, or a dead letter since ``failed_at``."""
+``due_at``, a dead letter since ``failed_at``, or acked at ``done_at`` and
+kept by the store's ``queue_done_retention``."""
 
-_STATES: Tuple[Optional[MessageState], ...] = (None, "pending", "delayed", "leased", "dead")
+_STATES: Tuple[Optional[MessageState], ...] = (None, "pending", "delayed", "leased", "dead",
+                                               "done")
 
 
 def state_of(code: int) -> Optional[MessageState]:
@@ -68,7 +70,9 @@ class Message(NamedTuple):
     events and published messages) and ``priority`` its priority (higher is
     claimed first; 0 elsewhere). For ``queue.get``, ``due_at`` is when a
     pending or delayed message is claimable (from), or a leased one's lease
-    ends."""
+    ends. A ``"done"`` message (``queue_done_retention``) has ``done_at``,
+    when it was acked, and the ``result`` it was acked with (bytes, None when
+    none; ``result_value`` decodes it) of kind ``result_kind`` (None: none)."""
 
     id: int
     topic: str
@@ -84,21 +88,34 @@ class Message(NamedTuple):
     park_reason: int
     state: Optional[MessageState] = None
     priority: int = 0
+    done_at: Optional[datetime] = None
+    result: Optional[bytes] = None
+    result_kind: Optional[int] = None
 
     @property
     def value(self) -> Stored:
         """The payload decoded by its kind (bindings/VALUES.md)."""
         return decode_value(self.payload, self.kind)
 
+    @property
+    def result_value(self) -> Optional[Stored]:
+        """The result decoded by its kind as a payload is (None when none)."""
+        if self.result is None:
+            return None
+        return decode_value(self.result, KIND_BYTES if self.result_kind is None
+                            else self.result_kind)
+
 
 MessageTuple = Tuple[int, str, bytes, int, Optional[str], int, int, Optional[str], int, int, int,
-                     int, int, int]
+                     int, int, int, int, Optional[bytes], int]
 
 
 def message_of(t: MessageTuple) -> Message:
-    """A Message from the extension's tuple (times in ms)."""
+    """A Message from the extension's tuple (times in ms; a result kind of -1
+    is none)."""
     return Message(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], opt_time_of(t[8]),
-                   opt_time_of(t[9]), opt_time_of(t[10]), t[11], state_of(t[12]), t[13])
+                   opt_time_of(t[9]), opt_time_of(t[10]), t[11], state_of(t[12]), t[13],
+                   opt_time_of(t[14]), t[15], None if t[16] < 0 else t[16])
 
 
 def messages_of(lst: List[Any]) -> List[Message]:
@@ -116,9 +133,12 @@ class Lease(NamedTuple):
 
 
 class Schedule(NamedTuple):
-    """An interval schedule: its key, interval (seconds), payload and kind, the
-    next run, and in a claim's result the time of the occurrence claimed
-    (else None)."""
+    """A schedule: its key, interval (seconds; 0.0 for a cron schedule),
+    payload and kind, the next run, and in a claim's result the time of the
+    occurrence claimed (else None); its ``cron`` expression (None: an
+    interval schedule), the ``topic`` each occurrence is enqueued on (None:
+    none), and in a claim's result on a topic the id of that occurrence's
+    message (``message_id``, else 0)."""
 
     key: str
     interval: float
@@ -126,6 +146,9 @@ class Schedule(NamedTuple):
     kind: int
     next_run_at: datetime
     occurrence: Optional[datetime]
+    cron: Optional[str] = None
+    topic: Optional[str] = None
+    message_id: int = 0
 
     @property
     def value(self) -> Stored:
@@ -133,20 +156,24 @@ class Schedule(NamedTuple):
         return decode_value(self.payload, self.kind)
 
 
-def schedule_of(t: Tuple[str, int, bytes, int, int, int]) -> Schedule:
+def schedule_of(t: Tuple[str, int, bytes, int, int, int, Optional[str], Optional[str], int]
+                ) -> Schedule:
     """A Schedule from the extension's tuple (times in ms)."""
-    return Schedule(t[0], seconds_of(t[1]), t[2], t[3], time_of(t[4]), opt_time_of(t[5]))
+    return Schedule(t[0], seconds_of(t[1]), t[2], t[3], time_of(t[4]), opt_time_of(t[5]), t[6],
+                    t[7], t[8])
 
 
 class QueueStats(NamedTuple):
     """A topic's counts, and since when its oldest claimable message waits
-    (None when none does)."""
+    (None when none does); ``done`` counts the acked messages the store keeps
+    (``queue_done_retention``)."""
 
     pending: int
     delayed: int
     processing: int
     dead: int
     oldest_pending_at: Optional[datetime]
+    done: int = 0
 
 
 class OutboxCounts(NamedTuple):

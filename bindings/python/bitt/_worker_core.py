@@ -12,9 +12,11 @@ from datetime import datetime, timedelta
 from typing import (Any, Callable, Deque, Dict, Generic, List, Literal, NamedTuple, Optional,
                     Set, Tuple, TypeVar, overload)
 
-from ._errors import Error, InvalidArgument, StaleToken, Unsupported, UsageError, bad_type
+from ._errors import (Error, InvalidArgument, StaleToken, TooLarge, Unsupported, UsageError,
+                      bad_type)
 from ._types import Message, Name
 from ._units import Duration, ms, opt_ms
+from ._values import Value, encode_value
 
 DEQUEUE_MAX = 1000  # BITT_DEQUEUE_MAX: the most one dequeue claims (and one ack_many acks)
 BACKOFF_MIN_MS = 100  # after a failed dequeue, doubled up to BACKOFF_MAX_MS
@@ -31,7 +33,8 @@ Outcome = Literal["ok", "snooze", "fail"]
 log = logging.getLogger("bitt.worker")
 
 CompletedHook = Callable[[Message, Any], object]
-"""``on_completed(message, result)``: after the ack of a handler that returned."""
+"""``on_completed(message, result)``: after the ack of a handler that returned
+(the ack keeps ``result`` when it is a value: ``stored_result``)."""
 FailedHook = Callable[[Message, Exception], object]
 """``on_failed(message, exception)``: after the nack of a handler that raised."""
 StalledHook = Callable[[Message], object]
@@ -117,6 +120,25 @@ def outcome_of(value: object, exc: Optional[BaseException]) -> Tuple[Outcome, ob
     if exc is not None:
         return ("snooze" if isinstance(exc, Snooze) else "fail"), exc
     return ("snooze" if isinstance(value, Snooze) else "ok"), value
+
+
+def stored_result(value: object) -> Optional[Value]:
+    """The result an ack keeps for a handler's return value: the value when
+    bindings/VALUES.md maps it (bytes, int, JSON); None (no result) for None
+    and for what it does not map (an object of another type, NaN), which
+    only ``on_completed`` gets."""
+    if value is None or isinstance(value, Snooze):
+        return None
+    try:
+        encode_value(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return value  # type: ignore[return-value]
+
+
+# What the store answers to a result it cannot keep (too large, a counter
+# out of range): the job fails with it (a nack), as a handler's error would.
+RESULT_REFUSED = (InvalidArgument, TooLarge)
 
 
 def is_permanent(e: BaseException) -> bool:

@@ -229,9 +229,10 @@ class Queue:
         ``bitt.Queue.consume``. Cancel the task or ``aclose()`` to end it."""
         return Consumer(self._t.consume(topic, prefetch=prefetch, lease=lease))
 
-    async def ack(self, msg: Message) -> None:
-        """Finishes a delivery."""
-        await call(self._t.ack, msg)
+    async def ack(self, msg: Message, *, result: Optional[Value] = None) -> None:
+        """Finishes a delivery (kept ``"done"`` with ``result`` under
+        ``queue_done_retention``; see ``bitt.Queue.ack``)."""
+        await call(lambda: self._t.ack(msg, result=result))
 
     async def ack_many(self, topic: Name, deliveries: Iterable[Delivery]) -> List[bool]:
         """Acks many deliveries in one transaction: a bool each."""
@@ -261,6 +262,10 @@ class Queue:
     async def dead_delete(self, topic: Name, id: int = 0) -> int:
         """Deletes dead messages: how many."""
         return await call(self._t.dead_delete, topic, id)
+
+    async def purge(self, topic: Optional[Name] = None) -> int:
+        """Drops what outlived its retention (None: on every topic): how many."""
+        return await call(self._t.purge, topic)
 
     async def stats(self, topic: Name) -> QueueStats:
         """The counts of ``topic``."""
@@ -434,10 +439,14 @@ class Schedules:
     def __init__(self, t: _bitt.Schedules) -> None:
         self._t = t
 
-    async def upsert(self, key: Name, interval: Duration, payload: Value = b"", *,
-                     first_run_at: Optional[datetime] = None) -> None:
-        """Creates or changes a schedule."""
-        await call(lambda: self._t.upsert(key, interval, payload, first_run_at=first_run_at))
+    async def upsert(self, key: Name, interval: Optional[Duration] = None, payload: Value = b"",
+                     *, first_run_at: Optional[datetime] = None, cron: Optional[str] = None,
+                     topic: Optional[Name] = None, max_attempts: int = 0,
+                     priority: int = 0) -> None:
+        """Creates or changes a schedule (see ``bitt.Schedules.upsert``)."""
+        await call(lambda: self._t.upsert(key, interval, payload, first_run_at=first_run_at,
+                                          cron=cron, topic=topic, max_attempts=max_attempts,
+                                          priority=priority))
 
     async def claim(self, prefix: Optional[Name] = None) -> Optional[Schedule]:
         """Claims the next due occurrence, or None."""

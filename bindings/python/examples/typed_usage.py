@@ -163,6 +163,34 @@ def queue_control(store: Store) -> None:
     assert q.get("runs", low) is None
 
 
+def retention(store: Store) -> None:
+    """Opened with queue_done_retention: acked messages stay done, with a result."""
+    q: Queue = store.queue
+    mid = q.enqueue("jobs", b"j")
+    (m,) = q.dequeue("jobs")
+    q.ack(m, result={"ok": True})
+    done = q.get("jobs", mid)
+    assert done is not None and done.state == "done" and done.done_at == T0
+    assert done.result == b'{"ok":true}' and done.result_kind == KIND_JSON
+    res: Optional[Stored] = done.result_value
+    assert res == {"ok": True} and q.stats("jobs").done == 1
+    q.enqueue("jobs", b"k")
+    (n,) = q.dequeue("jobs")
+    store.atomic().queue_ack(n, result=b"raw").commit()
+    store.clock.advance(3600)
+    assert q.purge("jobs") == 2 and q.purge() == 0 and q.stats("jobs").done == 0
+    sched: Schedules = store.schedule
+    sched.upsert("nightly", cron="0 3 * * *", payload={"run": 1}, topic="jobs", max_attempts=2,
+                 priority=4)
+    s = sched.get("nightly")
+    assert s is not None and s.cron == "0 3 * * *" and s.topic == "jobs" and s.message_id == 0
+    assert s.interval == 0.0
+    try:
+        sched.upsert("both", 60, cron="* * * * *")
+    except InvalidArgument as e:
+        assert "cron" in e.message
+
+
 def modules(store: Store) -> None:
     leases: Leases = store.lease
     held: Optional[Lease] = leases.acquire("lock", "worker-1", ttl=10)
@@ -265,7 +293,8 @@ async def aio(url: str) -> None:
         assert await q.ack_many("jobs", [m2]) == [True]
         await q.enqueue("jobs", b"k")
         (m3,) = await q.dequeue("jobs")
-        await q.ack(m3)
+        await q.ack(m3, result=None)
+        assert await q.purge(None) == 0
         assert await q.dead_delete("jobs") == 0
         pid = await q.enqueue("jobs", b"p", priority=2, delay=5)
         assert (await q.get("jobs", pid)) is not None and await q.reschedule("jobs", pid, 0)
@@ -299,7 +328,8 @@ async def aio(url: str) -> None:
         budget: bitt.aio.Budgets = store.budget
         assert await budget.take("b", capacity=1, refill=1, period=1, n=1) == 0.0
         sched: bitt.aio.Schedules = store.schedule
-        await sched.upsert("s", 60, b"", first_run_at=None)
+        await sched.upsert("s", 60, b"", first_run_at=None, cron=None, topic=None,
+                           max_attempts=0, priority=0)
         assert await sched.claim() is None and await sched.get("s") is not None
         assert len(await sched.list()) == 1 and await sched.delete("s")
         clock: bitt.aio.Clock = store.clock
@@ -374,6 +404,9 @@ def main() -> None:
     with bitt.open("memory:") as store:
         store.clock.set_manual(T0)
         queue_control(store)
+    with bitt.open("memory:?queue_done_retention=60000") as store:
+        store.clock.set_manual(T0)
+        retention(store)
     with bitt.open("memory:") as store:
         store.clock.set_manual(T0)
         modules(store)

@@ -68,6 +68,7 @@ enum ct_opcode {
     OP_Q_GET,
     OP_Q_CANCEL,
     OP_Q_RESCHEDULE,
+    OP_Q_PURGE,
     OP_L_ACQUIRE,
     OP_L_RENEW,
     OP_L_RELEASE,
@@ -142,6 +143,7 @@ typedef struct ct_action {
     char *token;      /* queue delivery ops */
     char *error;      /* queue_nack: NULL = none */
     int refused;      /* the status its add must give (`refused`), 0 = ok */
+    int has_result;   /* queue_ack with a result (value, kind) */
 } ct_action;
 
 typedef struct ct_op {
@@ -185,7 +187,11 @@ typedef struct ct_op {
     int64_t delay, lease_ms, wait_ms, timeout, interval, first_run_at, next_at;
     int64_t capacity, refill, period, n;
     uint32_t max_attempts;
-    int32_t priority; /* queue.enqueue */
+    int32_t priority; /* queue.enqueue, schedule.upsert */
+    int has_result;   /* queue.ack with a result (value, kind) */
+    char *cron;       /* schedule.upsert: NULL = none */
+    char *stopic;     /* schedule.upsert: NULL = none */
+    int sched_opts;   /* schedule.upsert names cron, topic, max_attempts or priority */
     int has_topics;   /* queue.dequeue with "topics": the topics are keys[0..nkeys) */
     int reason;
     bitt_sub *sub; /* pubsub.next, pubsub.close */

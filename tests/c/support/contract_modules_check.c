@@ -11,7 +11,8 @@
 #include "contract_impl.h"
 
 #define MSG_LIST "messages", "ids", "payloads", "count"
-#define SCHED_FIELDS "key", "interval", "payload", "kind", "next_run_at", "occurrence"
+#define SCHED_FIELDS                                                                               \
+    "key", "interval", "payload", "kind", "next_run_at", "occurrence", "cron", "topic", "message_id"
 
 static const char *const E_STATUS[] = {"status", NULL};
 static const char *const E_ENQUEUE[] = {"status", "id", "id_ne", NULL};
@@ -19,7 +20,8 @@ static const char *const E_LIST[] = {"status", MSG_LIST, NULL};
 static const char *const E_COUNT[] = {"status", "count", NULL};
 static const char *const E_ACK_MANY[] = {"status", "statuses", "count", NULL};
 static const char *const E_STATS[] = {"status", "pending",           "delayed", "processing",
-                                      "dead",   "oldest_pending_at", NULL};
+                                      "dead",   "oldest_pending_at", "done",    NULL};
+static const char *const E_PURGE[] = {"status", "removed", NULL};
 static const char *const E_ACQUIRE[] = {"status", "epoch", "expires_at", NULL};
 static const char *const E_RENEW[] = {"status", "expires_at", NULL};
 static const char *const E_LGET[] = {"status", "owner", "epoch", "expires_at", NULL};
@@ -45,6 +47,7 @@ const char *const *ct_module_expect(int code)
     case OP_O_RETRY:
     case OP_O_DISCARD: return E_COUNT;
     case OP_Q_STATS: return E_STATS;
+    case OP_Q_PURGE: return E_PURGE;
     case OP_Q_GET: return E_QGET;
     case OP_Q_ACK_MANY: return E_ACK_MANY;
     case OP_L_ACQUIRE: return E_ACQUIRE;
@@ -180,12 +183,35 @@ static int check_kind(ct_run *run, const char *where, int got, const js_value *e
     return 0;
 }
 
+/* A done message's fields: done_at, result and result_kind (null: none). */
+static int check_done(ct_run *run, const char *where, const bitt_message *m, const js_value *exp)
+{
+    const js_value *v;
+    size_t n;
+    const uint8_t *result = bitt_message_result(m, &n);
+    if ((v = js_get(exp, "done_at")) &&
+        check_i64(run, where, "done_at", bitt_message_done_at(m), v))
+        return -1;
+    if ((v = js_get(exp, "result")) && v->type == JS_NULL && result)
+        return ct_fail(run, "%sresult: expected none, got %zu bytes", where, n);
+    if (v && v->type != JS_NULL && !result)
+        return ct_fail(run, "%sresult: expected one, got none", where);
+    if (v && v->type != JS_NULL && check_bytes(run, where, "result", result, n, v))
+        return -1;
+    if ((v = js_get(exp, "result_kind")) && v->type == JS_NULL && bitt_message_result_kind(m) != -1)
+        return ct_fail(run, "%sresult_kind: expected none (-1), got %d", where,
+                       bitt_message_result_kind(m));
+    if (v && v->type != JS_NULL && check_kind(run, where, bitt_message_result_kind(m), v))
+        return -1;
+    return 0;
+}
+
 static int check_message(ct_run *run, const char *where, const bitt_message *m, const js_value *exp)
 {
-    static const char *const names[] = {"id",       "topic",        "payload",     "kind",
-                                        "attempts", "max_attempts", "last_error",  "created_at",
-                                        "due_at",   "failed_at",    "park_reason", "token",
-                                        "state",    "priority",     NULL};
+    static const char *const names[] = {
+        "id",         "topic",      "payload", "kind",      "attempts",    "max_attempts",
+        "last_error", "created_at", "due_at",  "failed_at", "park_reason", "token",
+        "state",      "priority",   "done_at", "result",    "result_kind", NULL};
     if (ct_members(run, exp, "an expected message", names))
         return -1;
     const js_value *v;
@@ -238,18 +264,20 @@ static int check_message(ct_run *run, const char *where, const bitt_message *m, 
         check_i64(run, where, "priority", bitt_message_priority(m), v))
         return -1;
     if ((v = js_get(exp, "state"))) {
-        static const char *const states[] = {"", "pending", "delayed", "leased", "dead"};
+        static const char *const states[] = {"", "pending", "delayed", "leased", "dead", "done"};
         int want = -1;
-        for (int i = 1; i < 5; i++)
+        for (int i = 1; i < 6; i++)
             if (v->type == JS_STRING && !strcmp(v->str, states[i]))
                 want = i;
         if (want < 0)
-            return ct_broken(run, "state is pending, delayed, leased or dead");
+            return ct_broken(run, "state is pending, delayed, leased, dead or done");
         int got = bitt_message_state(m);
         if (got != want)
             return ct_fail(run, "%sstate: expected %s, got %s (%d)", where, states[want],
-                           got >= 1 && got <= 4 ? states[got] : "?", got);
+                           got >= 1 && got <= 5 ? states[got] : "?", got);
     }
+    if (check_done(run, where, m, exp))
+        return -1;
     if ((v = js_get(exp, "token"))) {
         if (v->type == JS_NULL)
             return check_text(run, where, "token", bitt_message_token(m), v);
@@ -344,6 +372,13 @@ static int check_schedule(ct_run *run, const char *where, const bitt_schedule *s
     if ((v = js_get(exp, "occurrence")) &&
         check_i64(run, where, "occurrence", bitt_schedule_occurrence(s), v))
         return -1;
+    if ((v = js_get(exp, "cron")) && check_text(run, where, "cron", bitt_schedule_cron(s), v))
+        return -1;
+    if ((v = js_get(exp, "topic")) && check_text(run, where, "topic", bitt_schedule_topic(s), v))
+        return -1;
+    if ((v = js_get(exp, "message_id")) &&
+        check_u64(run, where, "message_id", bitt_schedule_message_id(s), v, 0))
+        return -1;
     return 0;
 }
 
@@ -424,15 +459,19 @@ int ct_check_module(ct_run *run, const ct_op *op, const js_value *expect, const 
         return (v = js_get(expect, "count")) ? check_i64(run, "", "count", (int64_t)r->count, v)
                                              : 0;
     case OP_Q_ACK_MANY: return check_statuses(run, op, expect, r);
+    case OP_Q_PURGE:
+        return (v = js_get(expect, "removed"))
+                   ? check_i64(run, "", "removed", (int64_t)r->removed, v)
+                   : 0;
     case OP_Q_GET:
         return r->status == BITT_OK && (v = js_get(expect, "message"))
                    ? check_message(run, "message: ", r->msg, v)
                    : 0;
     case OP_Q_STATS: {
-        static const char *const f[] = {"pending", "delayed", "processing", "dead"};
+        static const char *const f[] = {"pending", "delayed", "processing", "dead", "done"};
         const uint64_t got[] = {r->stats.pending, r->stats.delayed, r->stats.processing,
-                                r->stats.dead};
-        for (int i = 0; i < 4; i++)
+                                r->stats.dead, r->stats.done};
+        for (int i = 0; i < 5; i++)
             if ((v = js_get(expect, f[i])) && check_i64(run, "", f[i], (int64_t)got[i], v))
                 return -1;
         if ((v = js_get(expect, "oldest_pending_at")) &&

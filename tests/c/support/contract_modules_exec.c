@@ -300,6 +300,19 @@ static void exec_schedule(bitt_store *s, const ct_op *op, ct_result *r)
     int rc;
     switch (op->code) {
     case OP_S_UPSERT:
+        if (op->sched_opts) {
+            bitt_schedule_options o;
+            rc = bitt_schedule_options_init(&o, BITT_SCHEDULE_OPTIONS_VERSION);
+            o.first_run_at = op->first_run_at;
+            o.cron = op->cron;
+            o.topic = op->stopic;
+            o.max_attempts = op->max_attempts;
+            o.priority = op->priority;
+            capture(r, rc ? rc
+                          : bitt_schedule_set(s, mname(op), op->interval, arg(&op->value),
+                                              op->value.n, op->kind, &o));
+            return;
+        }
         capture(r, bitt_schedule_upsert(s, mname(op), op->interval, arg(&op->value), op->value.n,
                                         op->kind, op->first_run_at));
         return;
@@ -338,7 +351,12 @@ void ct_exec_module(bitt_store *s, const ct_op *op, ct_result *r)
     switch (op->code) {
     case OP_Q_ENQUEUE: exec_enqueue(s, op, r); break;
     case OP_Q_DEQUEUE: exec_dequeue(s, op, r); break;
-    case OP_Q_ACK: capture(r, bitt_queue_ack(s, mname(op), op->id, op->token)); break;
+    case OP_Q_ACK:
+        capture(r, op->has_result ? bitt_queue_ack_result(s, mname(op), op->id, op->token,
+                                                          arg(&op->value), op->value.n, op->kind)
+                                  : bitt_queue_ack(s, mname(op), op->id, op->token));
+        break;
+    case OP_Q_PURGE: capture(r, bitt_queue_purge(s, mname(op), &r->removed)); break;
     case OP_Q_ACK_MANY: {
         size_t acked = 0;
         r->statuses = calloc(op->nids + 1, sizeof *r->statuses);
@@ -436,7 +454,10 @@ int ct_exec_module_action(bitt_txn *t, const ct_action *a)
     case ACT_FENCE: return bitt_txn_fence(t, cstr(&a->name), cstr(&a->owner), a->version);
     case ACT_OUTBOX:
         return bitt_txn_outbox_append(t, cstr(&a->name), arg(&a->value), a->value.n, a->kind);
-    case ACT_Q_ACK: return bitt_txn_queue_ack(t, cstr(&a->name), a->id, a->token);
+    case ACT_Q_ACK:
+        return a->has_result ? bitt_txn_queue_ack_result(t, cstr(&a->name), a->id, a->token,
+                                                         arg(&a->value), a->value.n, a->kind)
+                             : bitt_txn_queue_ack(t, cstr(&a->name), a->id, a->token);
     case ACT_Q_NACK:
         return bitt_txn_queue_nack(t, cstr(&a->name), a->id, a->token, a->error, a->delay);
     case ACT_Q_SNOOZE: return bitt_txn_queue_snooze(t, cstr(&a->name), a->id, a->token, a->delay);

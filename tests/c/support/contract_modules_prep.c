@@ -20,7 +20,9 @@ static const char *const A_DEQUEUE[] = {"queue.dequeue", "topic", "topics", "lim
 static const char *const A_QGET[] = {"queue.get", "topic", "id", NULL};
 static const char *const A_QCANCEL[] = {"queue.cancel", "topic", "id", NULL};
 static const char *const A_RESCHEDULE[] = {"queue.reschedule", "topic", "id", "delay", NULL};
-static const char *const A_ACK[] = {"queue.ack", "topic", "id", "token", NULL};
+static const char *const A_ACK[] = {"queue.ack", "topic",       "id", "token",
+                                    "result",    "result_kind", NULL};
+static const char *const A_QPURGE[] = {"queue.purge", "topic", NULL};
 static const char *const A_ACK_MANY[] = {"queue.ack_many", "topic", "items", NULL};
 static const char *const A_NACK[] = {"queue.nack", "topic", "id", "token", "error", "delay", NULL};
 static const char *const A_EXTEND[] = {"queue.extend", "topic", "id", "token", "lease", NULL};
@@ -49,8 +51,9 @@ static const char *const A_NEXT[] = {"pubsub.next", "sub", "timeout", "cancel", 
 static const char *const A_CLOSE[] = {"pubsub.close", "sub", NULL};
 static const char *const A_TAKE[] = {"budget.take", "name", "capacity", "refill",
                                      "period",      "n",    NULL};
-static const char *const A_UPSERT[] = {"schedule.upsert", "key", "interval", "payload", "kind",
-                                       "first_run_at",    NULL};
+static const char *const A_UPSERT[] = {
+    "schedule.upsert", "key",          "interval", "payload", "kind", "first_run_at", "cron",
+    "topic",           "max_attempts", "priority", NULL};
 static const char *const A_CLAIM[] = {"schedule.claim", "prefix", NULL};
 static const char *const A_SGET[] = {"schedule.get", "key", NULL};
 static const char *const A_SLIST[] = {"schedule.list", NULL};
@@ -75,6 +78,7 @@ static const struct {
     {OP_Q_GET, A_QGET, 0},
     {OP_Q_CANCEL, A_QCANCEL, 0},
     {OP_Q_RESCHEDULE, A_RESCHEDULE, 0},
+    {OP_Q_PURGE, A_QPURGE, 0},
     {OP_L_ACQUIRE, A_ACQUIRE, 1},
     {OP_L_RENEW, A_RENEW, 0},
     {OP_L_RELEASE, A_RELEASE, 0},
@@ -372,6 +376,28 @@ static int cancel_of(ct_run *run, const js_value *step, ct_op *op)
     return 0;
 }
 
+/* An ack's "result" (a byte string) and "result_kind" (a kind, bytes when
+ * absent); *has 0 when there is no result. */
+static int result_of(ct_run *run, const js_value *step, ct_bytes *value, int *kind, int *has)
+{
+    const js_value *v = js_get(step, "result");
+    *has = v && v->type != JS_NULL;
+    if (!*has)
+        return js_get(step, "result_kind") ? ct_broken(run, "result_kind without a result") : 0;
+    return ct_bytes_of(run, v, value) || ct_kind_of(run, js_get(step, "result_kind"), kind);
+}
+
+/* A schedule's cron, topic, max_attempts and priority (any of them makes
+ * the step call bitt_schedule_set rather than bitt_schedule_upsert). */
+static int sched_opts_of(ct_run *run, const js_value *step, ct_op *op)
+{
+    op->sched_opts = js_get(step, "cron") || js_get(step, "topic") ||
+                     js_get(step, "max_attempts") || js_get(step, "priority");
+    return opt_text(run, step, "cron", &op->cron) || opt_text(run, step, "topic", &op->stopic) ||
+           opt_u32(run, step, "max_attempts", &op->max_attempts) ||
+           opt_i32(run, step, "priority", &op->priority);
+}
+
 /* ---- ops ---------------------------------------------------------------------------- */
 
 int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
@@ -412,7 +438,7 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
             return opt_i64(run, step, "delay", &op->delay);
         if (op->code == OP_Q_EXTEND)
             return req_i64(run, step, "lease", &op->lease_ms);
-        return 0;
+        return result_of(run, step, &op->value, &op->kind, &op->has_result);
     case OP_Q_ACK_MANY:
         return name_arg(run, js_get(step, "topic"), "topic", &op->mname) ||
                required(run, js_get(step, "items"), "items") ||
@@ -426,6 +452,10 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
         return name_arg(run, js_get(step, "topic"), "topic", &op->mname) ||
                ((v = js_get(step, "id")) && ct_u64_arg(run, v, "id", &op->id));
     case OP_Q_STATS: return name_arg(run, js_get(step, "topic"), "topic", &op->mname);
+    case OP_Q_PURGE:
+        v = js_get(step, "topic");
+        op->has_mname = v && v->type != JS_NULL;
+        return op->has_mname ? name_arg(run, v, "topic", &op->mname) : 0;
     case OP_Q_GET:
     case OP_Q_CANCEL:
     case OP_Q_RESCHEDULE:
@@ -502,7 +532,8 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
                req_i64(run, step, "interval", &op->interval) ||
                ((v = js_get(step, "payload")) && ct_bytes_of(run, v, &op->value)) ||
                ct_kind_of(run, js_get(step, "kind"), &op->kind) ||
-               opt_i64(run, step, "first_run_at", &op->first_run_at);
+               opt_i64(run, step, "first_run_at", &op->first_run_at) ||
+               sched_opts_of(run, step, op);
     case OP_S_CLAIM:
         v = js_get(step, "prefix");
         op->has_mname = v && v->type != JS_NULL;
@@ -520,7 +551,8 @@ int ct_prepare_module(ct_run *run, const js_value *step, ct_op *op)
  * (with "token"), queue_cancel and queue_reschedule; 1 when o is none. */
 static int queue_action(ct_run *run, const js_value *a, const char *o, ct_action *out)
 {
-    static const char *const N_ACK[] = {"op", "topic", "id", "token", "refused", NULL};
+    static const char *const N_ACK[] = {"op",     "topic",       "id",      "token",
+                                        "result", "result_kind", "refused", NULL};
     static const char *const N_NACK[] = {"op",    "topic", "id",      "token",
                                          "error", "delay", "refused", NULL};
     static const char *const N_SNOOZE[] = {"op", "topic", "id", "token", "delay", "refused", NULL};
@@ -555,6 +587,8 @@ static int queue_action(ct_run *run, const js_value *a, const char *o, ct_action
             return -1;
         if (out->type == ACT_Q_EXTEND)
             return req_i64(run, a, "lease", &out->delay) ? -1 : 0;
+        if (out->type == ACT_Q_ACK)
+            return result_of(run, a, &out->value, &out->kind, &out->has_result);
         return opt_i64(run, a, "delay", &out->delay) ||
                        (out->type == ACT_Q_NACK && opt_text(run, a, "error", &out->error))
                    ? -1

@@ -500,6 +500,8 @@ void ct_op_free(ct_op *op)
     ct_bytes_free(&op->dedup);
     free(op->token);
     free(op->error);
+    free(op->cron);
+    free(op->stopic);
     for (size_t i = 0; op->tokens && i < op->nids; i++)
         free(op->tokens[i]);
     free(op->tokens);

@@ -461,6 +461,12 @@ static void bittw_rec_message(bittw_rec *r, const bitt_message *m)
     bittw_rec_u64(r, (uint64_t)bitt_message_park_reason(m));
     bittw_rec_u64(r, (uint64_t)bitt_message_state(m));
     bittw_rec_u64(r, (uint64_t)(int64_t)bitt_message_priority(m));
+    /* bitt.h 0.6 (retention): a done message's time and result */
+    size_t rl = 0;
+    const uint8_t *res = bitt_message_result(m, &rl);
+    bittw_rec_u64(r, (uint64_t)bitt_message_done_at(m));
+    bittw_rec_bytes(r, res, rl);
+    bittw_rec_u64(r, (uint64_t)(int64_t)bitt_message_result_kind(m));
 }
 
 static void bittw_rec_messages(bittw_rec *r, const bitt_messages *ms)
@@ -484,6 +490,9 @@ static void bittw_rec_schedule(bittw_rec *r, const bitt_schedule *s)
     bittw_rec_u64(r, (uint64_t)bitt_schedule_kind(s));
     bittw_rec_u64(r, (uint64_t)bitt_schedule_next_run_at(s));
     bittw_rec_u64(r, (uint64_t)bitt_schedule_occurrence(s));
+    bittw_rec_str(r, bitt_schedule_cron(s));
+    bittw_rec_str(r, bitt_schedule_topic(s));
+    bittw_rec_u64(r, bitt_schedule_message_id(s));
 }
 
 /* ---- KV calls of many goroutines in one cgo call (kv_batch) ------------- */
@@ -621,6 +630,28 @@ int bittw_go_queue_dequeue_topics(bitt_store *store, const void *data, size_t le
     int rc = bitt_queue_dequeue_topics(store, topics, n, &o, cancel, out);
     free(topics);
     return rc;
+}
+
+/* bitt_schedule_set with its options as arguments: opt_cron and opt_topic
+ * NULL (a nil slice) when not given, "" given (for the core to refuse). */
+int bittw_go_schedule_set(bitt_store *store, const char *key, int64_t interval_ms,
+                          const void *payload, size_t payload_len, int kind, const char *opt_cron,
+                          int64_t first_run_at, const char *opt_topic, uint32_t max_attempts,
+                          int32_t priority)
+{
+    bitt_schedule_options o = BITT_SCHEDULE_OPTIONS_INIT;
+    o.cron = opt_cron;
+    o.first_run_at = first_run_at;
+    o.topic = opt_topic;
+    o.max_attempts = max_attempts;
+    o.priority = priority;
+    return bitt_schedule_set(store, key, interval_ms, payload, payload_len, kind, &o);
+}
+
+/* bitt_queue_purge; opt_topic NULL (a nil slice): every topic. */
+int bittw_go_queue_purge(bitt_store *store, const char *opt_topic, uint64_t *removed_out)
+{
+    return bitt_queue_purge(store, opt_topic, removed_out);
 }
 
 /* Independent KV gets and sets of many goroutines, run at once on this
@@ -964,7 +995,7 @@ int bittw_schedule_list(bitt_store *store, bitt_schedule ***list_out, size_t *co
 extern "C" {
 #endif
 
-void _wrap_Swig_free_raw_9700e65527664582(void *_swig_go_0) {
+void _wrap_Swig_free_raw_707b94e609bfdab8(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -974,7 +1005,7 @@ void _wrap_Swig_free_raw_9700e65527664582(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_raw_9700e65527664582(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_raw_707b94e609bfdab8(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -987,7 +1018,7 @@ void *_wrap_Swig_malloc_raw_9700e65527664582(intgo _swig_go_0) {
 }
 
 
-void _wrap_bittw_go_rec_take_raw_9700e65527664582(long long _swig_go_0, _goslice_ _swig_go_1) {
+void _wrap_bittw_go_rec_take_raw_707b94e609bfdab8(long long _swig_go_0, _goslice_ _swig_go_1) {
   uint64_t arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1003,7 +1034,7 @@ void _wrap_bittw_go_rec_take_raw_9700e65527664582(long long _swig_go_0, _goslice
 }
 
 
-long long _wrap_bittw_go_error_take_raw_9700e65527664582(long long _swig_go_0, _goslice_ _swig_go_1) {
+long long _wrap_bittw_go_error_take_raw_707b94e609bfdab8(long long _swig_go_0, _goslice_ _swig_go_1) {
   int64_t arg1 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1022,7 +1053,7 @@ long long _wrap_bittw_go_error_take_raw_9700e65527664582(long long _swig_go_0, _
 }
 
 
-intgo _wrap_bittw_go_queue_dequeue_topics_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_go_queue_dequeue_topics_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1072,7 +1103,93 @@ intgo _wrap_bittw_go_queue_dequeue_topics_raw_9700e65527664582(bitt_store *_swig
 }
 
 
-intgo _wrap_bittw_go_kv_batch_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_go_schedule_set_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, _goslice_ _swig_go_5, long long _swig_go_6, _goslice_ _swig_go_7, intgo _swig_go_8, intgo _swig_go_9) {
+  bitt_store *arg1 = (bitt_store *) 0 ;
+  char *arg2 = (char *) 0 ;
+  int64_t arg3 ;
+  void *arg4 = (void *) 0 ;
+  size_t arg5 ;
+  int arg6 ;
+  char *arg7 = (char *) 0 ;
+  int64_t arg8 ;
+  char *arg9 = (char *) 0 ;
+  uint32_t arg10 ;
+  int32_t arg11 ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    box1 = (bittw_store *)_swig_go_0;
+    if (!box1 || bittw_enter(box1) != 0) {
+      box1 = NULL;
+      bittw_go_refuse("the store is closed");
+      arg1 = NULL;
+    } else {
+      arg1 = bittw_store_of(box1);
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (int64_t)_swig_go_2; 
+  {
+    arg4 = _swig_go_3.array ? _swig_go_3.array : (void *)"";
+    arg5 = (size_t)_swig_go_3.len;
+  }
+  arg6 = (int)_swig_go_4; 
+  arg7 = bittw_go_opt_cstr(_swig_go_5);
+  arg8 = (int64_t)_swig_go_6; 
+  arg9 = bittw_go_opt_cstr(_swig_go_7);
+  arg10 = (uint32_t)_swig_go_8; 
+  arg11 = (int32_t)_swig_go_9; 
+  
+  result = (int)bittw_go_schedule_set(arg1,(char const *)arg2,arg3,(void const *)arg4,arg5,arg6,(char const *)arg7,arg8,(char const *)arg9,arg10,arg11);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  free(arg7);
+  free(arg9);
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bittw_go_queue_purge_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long *_swig_go_2) {
+  bitt_store *arg1 = (bitt_store *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t *arg3 = (uint64_t *) 0 ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    box1 = (bittw_store *)_swig_go_0;
+    if (!box1 || bittw_enter(box1) != 0) {
+      box1 = NULL;
+      bittw_go_refuse("the store is closed");
+      arg1 = NULL;
+    } else {
+      arg1 = bittw_store_of(box1);
+    }
+  }
+  arg2 = bittw_go_opt_cstr(_swig_go_1);
+  arg3 = *(uint64_t **)&_swig_go_2; 
+  
+  result = (int)bittw_go_queue_purge(arg1,(char const *)arg2,arg3);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2);
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bittw_go_kv_batch_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1108,7 +1225,7 @@ intgo _wrap_bittw_go_kv_batch_raw_9700e65527664582(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bittw_go_tuple_encode_raw_9700e65527664582(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_go_tuple_encode_raw_707b94e609bfdab8(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   bittw_rec *arg3 = (bittw_rec *) 0 ;
@@ -1129,7 +1246,7 @@ intgo _wrap_bittw_go_tuple_encode_raw_9700e65527664582(_goslice_ _swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_go_tuple_decode_raw_9700e65527664582(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_go_tuple_decode_raw_707b94e609bfdab8(_goslice_ _swig_go_0, _goslice_ _swig_go_1) {
   void *arg1 = (void *) 0 ;
   size_t arg2 ;
   bittw_rec *arg3 = (bittw_rec *) 0 ;
@@ -1150,7 +1267,7 @@ intgo _wrap_bittw_go_tuple_decode_raw_9700e65527664582(_goslice_ _swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_open_raw_9700e65527664582(_gostring_ _swig_go_0, bittw_store **_swig_go_1) {
+intgo _wrap_bittw_open_raw_707b94e609bfdab8(_gostring_ _swig_go_0, bittw_store **_swig_go_1) {
   char *arg1 = (char *) 0 ;
   bittw_store **arg2 = (bittw_store **) 0 ;
   int result;
@@ -1170,7 +1287,7 @@ intgo _wrap_bittw_open_raw_9700e65527664582(_gostring_ _swig_go_0, bittw_store *
 }
 
 
-void _wrap_bittw_close_raw_9700e65527664582(bittw_store *_swig_go_0) {
+void _wrap_bittw_close_raw_707b94e609bfdab8(bittw_store *_swig_go_0) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   
   arg1 = (bittw_store *)_swig_go_0;
@@ -1180,7 +1297,7 @@ void _wrap_bittw_close_raw_9700e65527664582(bittw_store *_swig_go_0) {
 }
 
 
-void _wrap_bittw_free_raw_9700e65527664582(bittw_store *_swig_go_0) {
+void _wrap_bittw_free_raw_707b94e609bfdab8(bittw_store *_swig_go_0) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   
   arg1 = (bittw_store *)_swig_go_0;
@@ -1190,7 +1307,7 @@ void _wrap_bittw_free_raw_9700e65527664582(bittw_store *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_txn_begin_raw_9700e65527664582(bittw_store *_swig_go_0, bittw_txn **_swig_go_1) {
+intgo _wrap_bitt_txn_begin_raw_707b94e609bfdab8(bittw_store *_swig_go_0, bittw_txn **_swig_go_1) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   bittw_txn **arg2 = (bittw_txn **) 0 ;
   bittw_store *box1 = NULL ;
@@ -1222,7 +1339,7 @@ intgo _wrap_bitt_txn_begin_raw_9700e65527664582(bittw_store *_swig_go_0, bittw_t
 }
 
 
-void _wrap_bitt_txn_free_raw_9700e65527664582(bittw_txn *_swig_go_0) {
+void _wrap_bitt_txn_free_raw_707b94e609bfdab8(bittw_txn *_swig_go_0) {
   bittw_txn *arg1 = (bittw_txn *) 0 ;
   
   arg1 = (bittw_txn *)_swig_go_0;
@@ -1232,7 +1349,7 @@ void _wrap_bitt_txn_free_raw_9700e65527664582(bittw_txn *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_pubsub_subscribe_raw_9700e65527664582(bittw_store *_swig_go_0, _gostring_ _swig_go_1, bittw_sub **_swig_go_2) {
+intgo _wrap_bitt_pubsub_subscribe_raw_707b94e609bfdab8(bittw_store *_swig_go_0, _gostring_ _swig_go_1, bittw_sub **_swig_go_2) {
   bittw_store *arg1 = (bittw_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bittw_sub **arg3 = (bittw_sub **) 0 ;
@@ -1271,7 +1388,7 @@ intgo _wrap_bitt_pubsub_subscribe_raw_9700e65527664582(bittw_store *_swig_go_0, 
 }
 
 
-void _wrap_bitt_pubsub_close_raw_9700e65527664582(bittw_sub *_swig_go_0) {
+void _wrap_bitt_pubsub_close_raw_707b94e609bfdab8(bittw_sub *_swig_go_0) {
   bittw_sub *arg1 = (bittw_sub *) 0 ;
   
   arg1 = (bittw_sub *)_swig_go_0;
@@ -1281,7 +1398,7 @@ void _wrap_bitt_pubsub_close_raw_9700e65527664582(bittw_sub *_swig_go_0) {
 }
 
 
-intgo _wrap_bittw_kv_get_many_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_kv_get_many_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void **arg2 = (void **) 0 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1353,7 +1470,7 @@ intgo _wrap_bittw_kv_get_many_raw_9700e65527664582(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bittw_kv_list_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, _goslice_ _swig_go_7) {
+intgo _wrap_bittw_kv_list_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, _goslice_ _swig_go_7) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -1414,7 +1531,7 @@ intgo _wrap_bittw_kv_list_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_
 }
 
 
-intgo _wrap_bittw_queue_enqueue_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, long long *_swig_go_7) {
+intgo _wrap_bittw_queue_enqueue_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, long long *_swig_go_7) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1467,7 +1584,7 @@ intgo _wrap_bittw_queue_enqueue_raw_9700e65527664582(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_txn_enqueue_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_txn_enqueue_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1521,7 +1638,7 @@ intgo _wrap_bittw_txn_enqueue_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bittw_queue_enqueue2_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7, long long *_swig_go_8) {
+intgo _wrap_bittw_queue_enqueue2_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7, long long *_swig_go_8) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1576,7 +1693,7 @@ intgo _wrap_bittw_queue_enqueue2_raw_9700e65527664582(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bittw_txn_enqueue2_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7) {
+intgo _wrap_bittw_txn_enqueue2_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, intgo _swig_go_5, _goslice_ _swig_go_6, intgo _swig_go_7) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1632,7 +1749,7 @@ intgo _wrap_bittw_txn_enqueue2_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bittw_queue_dequeue_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, _goslice_ _swig_go_5) {
+intgo _wrap_bittw_queue_dequeue_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, _goslice_ _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -1681,7 +1798,7 @@ intgo _wrap_bittw_queue_dequeue_raw_9700e65527664582(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bittw_queue_dequeue_cancel_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
+intgo _wrap_bittw_queue_dequeue_cancel_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, long long _swig_go_3, long long _swig_go_4, bitt_cancel *_swig_go_5, _goslice_ _swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -1732,7 +1849,7 @@ intgo _wrap_bittw_queue_dequeue_cancel_raw_9700e65527664582(bitt_store *_swig_go
 }
 
 
-intgo _wrap_bittw_queue_stats_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bittw_queue_stats_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_queue_stats *arg3 = (bitt_queue_stats *) 0 ;
@@ -1765,13 +1882,14 @@ intgo _wrap_bittw_queue_stats_raw_9700e65527664582(bitt_store *_swig_go_0, _gost
   result = (int)bittw_queue_stats(arg1,(char const *)arg2,arg3);
   _swig_go_result = bittw_go_status(result);
   {
-    if (_swig_go_2.len >= 5) {
+    if (_swig_go_2.len >= 6) {
       uint64_t *o_ = _swig_go_2.array;
       o_[0] = arg3->pending;
       o_[1] = arg3->delayed;
       o_[2] = arg3->processing;
       o_[3] = arg3->dead;
       o_[4] = (uint64_t)arg3->oldest_pending_at;
+      o_[5] = arg3->done;
     }
   }
   {
@@ -1782,7 +1900,7 @@ intgo _wrap_bittw_queue_stats_raw_9700e65527664582(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bittw_schedule_list_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bittw_schedule_list_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bitt_schedule ***arg2 = (bitt_schedule ***) 0 ;
   size_t *arg3 = (size_t *) 0 ;
@@ -1822,7 +1940,7 @@ intgo _wrap_bittw_schedule_list_raw_9700e65527664582(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_BITT_VERSION_NUMBER_raw_9700e65527664582() {
+intgo _wrap_BITT_VERSION_NUMBER_raw_707b94e609bfdab8() {
   int result;
   intgo _swig_go_result;
   
@@ -1833,7 +1951,7 @@ intgo _wrap_BITT_VERSION_NUMBER_raw_9700e65527664582() {
 }
 
 
-_gostring_ _wrap_bitt_version_raw_9700e65527664582() {
+_gostring_ _wrap_bitt_version_raw_707b94e609bfdab8() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1844,7 +1962,7 @@ _gostring_ _wrap_bitt_version_raw_9700e65527664582() {
 }
 
 
-intgo _wrap_bitt_version_number_raw_9700e65527664582() {
+intgo _wrap_bitt_version_number_raw_707b94e609bfdab8() {
   int result;
   intgo _swig_go_result;
   
@@ -1855,7 +1973,7 @@ intgo _wrap_bitt_version_number_raw_9700e65527664582() {
 }
 
 
-_gostring_ _wrap_bitt_strerror_raw_9700e65527664582(intgo _swig_go_0) {
+_gostring_ _wrap_bitt_strerror_raw_707b94e609bfdab8(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1868,7 +1986,7 @@ _gostring_ _wrap_bitt_strerror_raw_9700e65527664582(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_bitt_error_last_raw_9700e65527664582() {
+_gostring_ _wrap_bitt_error_last_raw_707b94e609bfdab8() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -1879,7 +1997,7 @@ _gostring_ _wrap_bitt_error_last_raw_9700e65527664582() {
 }
 
 
-intgo _wrap_bitt_error_last_code_raw_9700e65527664582() {
+intgo _wrap_bitt_error_last_code_raw_707b94e609bfdab8() {
   int result;
   intgo _swig_go_result;
   
@@ -1890,13 +2008,13 @@ intgo _wrap_bitt_error_last_code_raw_9700e65527664582() {
 }
 
 
-void _wrap_bitt_error_clear_raw_9700e65527664582() {
+void _wrap_bitt_error_clear_raw_707b94e609bfdab8() {
   bitt_error_clear();
   
 }
 
 
-intgo _wrap_bitt_store_migrate_raw_9700e65527664582(bitt_store *_swig_go_0) {
+intgo _wrap_bitt_store_migrate_raw_707b94e609bfdab8(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   int result;
@@ -1922,7 +2040,7 @@ intgo _wrap_bitt_store_migrate_raw_9700e65527664582(bitt_store *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_bitt_store_backend_raw_9700e65527664582(bitt_store *_swig_go_0) {
+_gostring_ _wrap_bitt_store_backend_raw_707b94e609bfdab8(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   char *result = 0 ;
@@ -1951,7 +2069,7 @@ _gostring_ _wrap_bitt_store_backend_raw_9700e65527664582(bitt_store *_swig_go_0)
 }
 
 
-intgo _wrap_bitt_clock_set_manual_raw_9700e65527664582(bitt_store *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_bitt_clock_set_manual_raw_707b94e609bfdab8(bitt_store *_swig_go_0, long long _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t arg2 ;
   bittw_store *box1 = NULL ;
@@ -1979,7 +2097,7 @@ intgo _wrap_bitt_clock_set_manual_raw_9700e65527664582(bitt_store *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_clock_advance_raw_9700e65527664582(bitt_store *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_bitt_clock_advance_raw_707b94e609bfdab8(bitt_store *_swig_go_0, long long _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t arg2 ;
   bittw_store *box1 = NULL ;
@@ -2007,7 +2125,7 @@ intgo _wrap_bitt_clock_advance_raw_9700e65527664582(bitt_store *_swig_go_0, long
 }
 
 
-intgo _wrap_bitt_clock_use_system_raw_9700e65527664582(bitt_store *_swig_go_0) {
+intgo _wrap_bitt_clock_use_system_raw_707b94e609bfdab8(bitt_store *_swig_go_0) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   bittw_store *box1 = NULL ;
   int result;
@@ -2033,7 +2151,7 @@ intgo _wrap_bitt_clock_use_system_raw_9700e65527664582(bitt_store *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_clock_now_raw_9700e65527664582(bitt_store *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_clock_now_raw_707b94e609bfdab8(bitt_store *_swig_go_0, long long *_swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   int64_t *arg2 = (int64_t *) 0 ;
   bittw_store *box1 = NULL ;
@@ -2061,7 +2179,7 @@ intgo _wrap_bitt_clock_now_raw_9700e65527664582(bitt_store *_swig_go_0, long lon
 }
 
 
-intgo _wrap_BITT_VALUE_SIZE_MAX_raw_9700e65527664582() {
+intgo _wrap_BITT_VALUE_SIZE_MAX_raw_707b94e609bfdab8() {
   int result;
   intgo _swig_go_result;
   
@@ -2072,7 +2190,7 @@ intgo _wrap_BITT_VALUE_SIZE_MAX_raw_9700e65527664582() {
 }
 
 
-intgo _wrap_bitt_kv_get_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_kv_get_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2114,7 +2232,7 @@ intgo _wrap_bitt_kv_get_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_set_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_set_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2158,7 +2276,7 @@ intgo _wrap_bitt_kv_set_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_delete_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bitt_kv_delete_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2190,7 +2308,7 @@ intgo _wrap_bitt_kv_delete_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice
 }
 
 
-intgo _wrap_bitt_kv_add_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_add_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2234,7 +2352,7 @@ intgo _wrap_bitt_kv_add_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _
 }
 
 
-intgo _wrap_bitt_kv_take_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_kv_take_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2276,7 +2394,7 @@ intgo _wrap_bitt_kv_take_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ 
 }
 
 
-intgo _wrap_bitt_kv_increment_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_kv_increment_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2316,7 +2434,7 @@ intgo _wrap_bitt_kv_increment_raw_9700e65527664582(bitt_store *_swig_go_0, _gosl
 }
 
 
-intgo _wrap_bitt_kv_purge_expired_raw_9700e65527664582(bitt_store *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_kv_purge_expired_raw_707b94e609bfdab8(bitt_store *_swig_go_0, long long *_swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   uint64_t *arg2 = (uint64_t *) 0 ;
   bittw_store *box1 = NULL ;
@@ -2344,7 +2462,7 @@ intgo _wrap_bitt_kv_purge_expired_raw_9700e65527664582(bitt_store *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_txn_check_raw_9700e65527664582(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_check_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2381,7 +2499,7 @@ intgo _wrap_bitt_txn_check_raw_9700e65527664582(bitt_txn *_swig_go_0, _goslice_ 
 }
 
 
-intgo _wrap_bitt_txn_set_raw_9700e65527664582(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_txn_set_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long _swig_go_4) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2426,7 +2544,7 @@ intgo _wrap_bitt_txn_set_raw_9700e65527664582(bitt_txn *_swig_go_0, _goslice_ _s
 }
 
 
-intgo _wrap_bitt_txn_delete_raw_9700e65527664582(bitt_txn *_swig_go_0, _goslice_ _swig_go_1) {
+intgo _wrap_bitt_txn_delete_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _goslice_ _swig_go_1) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2461,7 +2579,7 @@ intgo _wrap_bitt_txn_delete_raw_9700e65527664582(bitt_txn *_swig_go_0, _goslice_
 }
 
 
-intgo _wrap_bitt_txn_sum_raw_9700e65527664582(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_sum_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _goslice_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   void *arg2 = (void *) 0 ;
   size_t arg3 ;
@@ -2498,7 +2616,7 @@ intgo _wrap_bitt_txn_sum_raw_9700e65527664582(bitt_txn *_swig_go_0, _goslice_ _s
 }
 
 
-intgo _wrap_bitt_txn_commit_raw_9700e65527664582(bitt_txn *_swig_go_0, long long *_swig_go_1) {
+intgo _wrap_bitt_txn_commit_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, long long *_swig_go_1) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   uint64_t *arg2 = (uint64_t *) 0 ;
   bittw_txn *h1 = NULL ;
@@ -2529,7 +2647,7 @@ intgo _wrap_bitt_txn_commit_raw_9700e65527664582(bitt_txn *_swig_go_0, long long
 }
 
 
-intgo _wrap_bitt_cancel_new_raw_9700e65527664582(bitt_cancel **_swig_go_0) {
+intgo _wrap_bitt_cancel_new_raw_707b94e609bfdab8(bitt_cancel **_swig_go_0) {
   bitt_cancel **arg1 = (bitt_cancel **) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2542,7 +2660,7 @@ intgo _wrap_bitt_cancel_new_raw_9700e65527664582(bitt_cancel **_swig_go_0) {
 }
 
 
-void _wrap_bitt_cancel_fire_raw_9700e65527664582(bitt_cancel *_swig_go_0) {
+void _wrap_bitt_cancel_fire_raw_707b94e609bfdab8(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   
   arg1 = (bitt_cancel *)_swig_go_0;
@@ -2552,7 +2670,7 @@ void _wrap_bitt_cancel_fire_raw_9700e65527664582(bitt_cancel *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_cancel_fired_raw_9700e65527664582(bitt_cancel *_swig_go_0) {
+intgo _wrap_bitt_cancel_fired_raw_707b94e609bfdab8(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2565,7 +2683,7 @@ intgo _wrap_bitt_cancel_fired_raw_9700e65527664582(bitt_cancel *_swig_go_0) {
 }
 
 
-void _wrap_bitt_cancel_reset_raw_9700e65527664582(bitt_cancel *_swig_go_0) {
+void _wrap_bitt_cancel_reset_raw_707b94e609bfdab8(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   
   arg1 = (bitt_cancel *)_swig_go_0;
@@ -2575,7 +2693,7 @@ void _wrap_bitt_cancel_reset_raw_9700e65527664582(bitt_cancel *_swig_go_0) {
 }
 
 
-void _wrap_bitt_cancel_free_raw_9700e65527664582(bitt_cancel *_swig_go_0) {
+void _wrap_bitt_cancel_free_raw_707b94e609bfdab8(bitt_cancel *_swig_go_0) {
   bitt_cancel *arg1 = (bitt_cancel *) 0 ;
   
   arg1 = (bitt_cancel *)_swig_go_0;
@@ -2585,7 +2703,7 @@ void _wrap_bitt_cancel_free_raw_9700e65527664582(bitt_cancel *_swig_go_0) {
 }
 
 
-intgo _wrap_bitt_queue_ack_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_bitt_queue_ack_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2627,7 +2745,7 @@ intgo _wrap_bitt_queue_ack_raw_9700e65527664582(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_queue_ack_many_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_queue_ack_many_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -2701,7 +2819,7 @@ intgo _wrap_bitt_queue_ack_many_raw_9700e65527664582(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_queue_nack_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_queue_nack_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2748,7 +2866,7 @@ intgo _wrap_bitt_queue_nack_raw_9700e65527664582(bitt_store *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bitt_queue_extend_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_queue_extend_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2792,7 +2910,7 @@ intgo _wrap_bitt_queue_extend_raw_9700e65527664582(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_snooze_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_queue_snooze_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2836,7 +2954,7 @@ intgo _wrap_bitt_queue_snooze_raw_9700e65527664582(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_get_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_queue_get_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2881,7 +2999,7 @@ intgo _wrap_bitt_queue_get_raw_9700e65527664582(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_queue_cancel_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_queue_cancel_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2916,7 +3034,7 @@ intgo _wrap_bitt_queue_cancel_raw_9700e65527664582(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_queue_reschedule_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_queue_reschedule_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -2953,7 +3071,57 @@ intgo _wrap_bitt_queue_reschedule_raw_9700e65527664582(bitt_store *_swig_go_0, _
 }
 
 
-intgo _wrap_bitt_queue_dead_list_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_queue_ack_result_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, intgo _swig_go_5) {
+  bitt_store *arg1 = (bitt_store *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t arg3 ;
+  char *arg4 = (char *) 0 ;
+  void *arg5 = (void *) 0 ;
+  size_t arg6 ;
+  int arg7 ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    box1 = (bittw_store *)_swig_go_0;
+    if (!box1 || bittw_enter(box1) != 0) {
+      box1 = NULL;
+      bittw_go_refuse("the store is closed");
+      arg1 = NULL;
+    } else {
+      arg1 = bittw_store_of(box1);
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint64_t)_swig_go_2; 
+  
+  arg4 = (char *)malloc(_swig_go_3.n + 1);
+  memcpy(arg4, _swig_go_3.p, _swig_go_3.n);
+  arg4[_swig_go_3.n] = '\0';
+  
+  {
+    arg5 = _swig_go_4.array;
+    arg6 = _swig_go_4.array ? (size_t)_swig_go_4.len : 0;
+  }
+  arg7 = (int)_swig_go_5; 
+  
+  result = (int)bitt_queue_ack_result(arg1,(char const *)arg2,arg3,(char const *)arg4,(void const *)arg5,arg6,arg7);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  free(arg4); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_queue_dead_list_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3000,7 +3168,7 @@ intgo _wrap_bitt_queue_dead_list_raw_9700e65527664582(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_queue_dead_retry_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_queue_dead_retry_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3037,7 +3205,7 @@ intgo _wrap_bitt_queue_dead_retry_raw_9700e65527664582(bitt_store *_swig_go_0, _
 }
 
 
-intgo _wrap_bitt_queue_dead_delete_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_queue_dead_delete_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3074,7 +3242,7 @@ intgo _wrap_bitt_queue_dead_delete_raw_9700e65527664582(bitt_store *_swig_go_0, 
 }
 
 
-intgo _wrap_bitt_txn_queue_ack_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
+intgo _wrap_bitt_txn_queue_ack_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3119,7 +3287,7 @@ intgo _wrap_bitt_txn_queue_ack_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_txn_queue_nack_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_txn_queue_nack_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, long long _swig_go_5) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3169,7 +3337,7 @@ intgo _wrap_bitt_txn_queue_nack_raw_9700e65527664582(bitt_txn *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_txn_queue_snooze_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_txn_queue_snooze_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3216,7 +3384,7 @@ intgo _wrap_bitt_txn_queue_snooze_raw_9700e65527664582(bitt_txn *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_txn_queue_extend_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_txn_queue_extend_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, long long _swig_go_4) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3263,7 +3431,7 @@ intgo _wrap_bitt_txn_queue_extend_raw_9700e65527664582(bitt_txn *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_txn_queue_cancel_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
+intgo _wrap_bitt_txn_queue_cancel_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3301,7 +3469,7 @@ intgo _wrap_bitt_txn_queue_cancel_raw_9700e65527664582(bitt_txn *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_txn_queue_reschedule_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_txn_queue_reschedule_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3341,7 +3509,60 @@ intgo _wrap_bitt_txn_queue_reschedule_raw_9700e65527664582(bitt_txn *_swig_go_0,
 }
 
 
-intgo _wrap_bitt_lease_acquire_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_txn_queue_ack_result_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _gostring_ _swig_go_3, _goslice_ _swig_go_4, intgo _swig_go_5) {
+  bitt_txn *arg1 = (bitt_txn *) 0 ;
+  char *arg2 = (char *) 0 ;
+  uint64_t arg3 ;
+  char *arg4 = (char *) 0 ;
+  void *arg5 = (void *) 0 ;
+  size_t arg6 ;
+  int arg7 ;
+  bittw_txn *h1 = NULL ;
+  bittw_store *box1 = NULL ;
+  int result;
+  intgo _swig_go_result;
+  
+  {
+    h1 = (bittw_txn *)_swig_go_0;
+    arg1 = NULL;
+    if (!h1 || !h1->txn) {
+      bittw_go_refuse("the " "transaction" " is closed");
+    } else if (bittw_enter(bittw_box_of_txn(h1)) != 0) {
+      bittw_go_refuse("the store is closed");
+    } else {
+      box1 = bittw_box_of_txn(h1);
+      arg1 = h1->txn;
+    }
+  }
+  
+  arg2 = (char *)malloc(_swig_go_1.n + 1);
+  memcpy(arg2, _swig_go_1.p, _swig_go_1.n);
+  arg2[_swig_go_1.n] = '\0';
+  
+  arg3 = (uint64_t)_swig_go_2; 
+  
+  arg4 = (char *)malloc(_swig_go_3.n + 1);
+  memcpy(arg4, _swig_go_3.p, _swig_go_3.n);
+  arg4[_swig_go_3.n] = '\0';
+  
+  {
+    arg5 = _swig_go_4.array;
+    arg6 = _swig_go_4.array ? (size_t)_swig_go_4.len : 0;
+  }
+  arg7 = (int)_swig_go_5; 
+  
+  result = (int)bitt_txn_queue_ack_result(arg1,(char const *)arg2,arg3,(char const *)arg4,(void const *)arg5,arg6,arg7);
+  _swig_go_result = bittw_go_status(result);
+  {
+    if (box1) bittw_leave(box1);
+  }
+  free(arg2); 
+  free(arg4); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_bitt_lease_acquire_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long *_swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3387,7 +3608,7 @@ intgo _wrap_bitt_lease_acquire_raw_9700e65527664582(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_lease_renew_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
+intgo _wrap_bitt_lease_renew_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long *_swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3433,7 +3654,7 @@ intgo _wrap_bitt_lease_renew_raw_9700e65527664582(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_lease_release_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_lease_release_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3475,7 +3696,7 @@ intgo _wrap_bitt_lease_release_raw_9700e65527664582(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_lease_get_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
+intgo _wrap_bitt_lease_get_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3, long long *_swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_buf *arg3 = (bitt_buf *) 0 ;
@@ -3524,7 +3745,7 @@ intgo _wrap_bitt_lease_get_raw_9700e65527664582(bitt_store *_swig_go_0, _gostrin
 }
 
 
-intgo _wrap_bitt_txn_fence_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
+intgo _wrap_bitt_txn_fence_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, long long _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -3569,7 +3790,7 @@ intgo _wrap_bitt_txn_fence_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_
 }
 
 
-intgo _wrap_bitt_txn_outbox_append_raw_9700e65527664582(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_bitt_txn_outbox_append_raw_707b94e609bfdab8(bitt_txn *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3) {
   bitt_txn *arg1 = (bitt_txn *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -3613,7 +3834,7 @@ intgo _wrap_bitt_txn_outbox_append_raw_9700e65527664582(bitt_txn *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_outbox_append_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long *_swig_go_4) {
+intgo _wrap_bitt_outbox_append_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, intgo _swig_go_3, long long *_swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -3656,7 +3877,7 @@ intgo _wrap_bitt_outbox_append_raw_9700e65527664582(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_outbox_pending_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_outbox_pending_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, _goslice_ _swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint32_t arg3 ;
@@ -3701,7 +3922,7 @@ intgo _wrap_bitt_outbox_pending_raw_9700e65527664582(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_outbox_ack_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_ack_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3742,7 +3963,7 @@ intgo _wrap_bitt_outbox_ack_raw_9700e65527664582(bitt_store *_swig_go_0, _gostri
 }
 
 
-intgo _wrap_bitt_outbox_fail_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
+intgo _wrap_bitt_outbox_fail_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, long long _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3782,7 +4003,7 @@ intgo _wrap_bitt_outbox_fail_raw_9700e65527664582(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_outbox_park_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_outbox_park_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t arg3 ;
@@ -3822,7 +4043,7 @@ intgo _wrap_bitt_outbox_park_raw_9700e65527664582(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_outbox_parked_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
+intgo _wrap_bitt_outbox_parked_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2, intgo _swig_go_3, _goslice_ _swig_go_4) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int arg3 ;
@@ -3869,7 +4090,7 @@ intgo _wrap_bitt_outbox_parked_raw_9700e65527664582(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_outbox_retry_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_retry_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3910,7 +4131,7 @@ intgo _wrap_bitt_outbox_retry_raw_9700e65527664582(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_outbox_discard_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_discard_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3951,7 +4172,7 @@ intgo _wrap_bitt_outbox_discard_raw_9700e65527664582(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_outbox_counts_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2, long long *_swig_go_3) {
+intgo _wrap_bitt_outbox_counts_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long *_swig_go_2, long long *_swig_go_3) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   uint64_t *arg3 = (uint64_t *) 0 ;
@@ -3988,7 +4209,7 @@ intgo _wrap_bitt_outbox_counts_raw_9700e65527664582(bitt_store *_swig_go_0, _gos
 }
 
 
-intgo _wrap_bitt_pubsub_publish_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_pubsub_publish_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -4027,7 +4248,7 @@ intgo _wrap_bitt_pubsub_publish_raw_9700e65527664582(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_pubsub_next_raw_9700e65527664582(bitt_sub *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_pubsub_next_raw_707b94e609bfdab8(bitt_sub *_swig_go_0, long long _swig_go_1, _goslice_ _swig_go_2) {
   bitt_sub *arg1 = (bitt_sub *) 0 ;
   int64_t arg2 ;
   bitt_message **arg3 = (bitt_message **) 0 ;
@@ -4068,7 +4289,7 @@ intgo _wrap_bitt_pubsub_next_raw_9700e65527664582(bitt_sub *_swig_go_0, long lon
 }
 
 
-intgo _wrap_bitt_pubsub_next_cancel_raw_9700e65527664582(bitt_sub *_swig_go_0, long long _swig_go_1, bitt_cancel *_swig_go_2, _goslice_ _swig_go_3) {
+intgo _wrap_bitt_pubsub_next_cancel_raw_707b94e609bfdab8(bitt_sub *_swig_go_0, long long _swig_go_1, bitt_cancel *_swig_go_2, _goslice_ _swig_go_3) {
   bitt_sub *arg1 = (bitt_sub *) 0 ;
   int64_t arg2 ;
   bitt_cancel *arg3 = (bitt_cancel *) 0 ;
@@ -4111,7 +4332,7 @@ intgo _wrap_bitt_pubsub_next_cancel_raw_9700e65527664582(bitt_sub *_swig_go_0, l
 }
 
 
-intgo _wrap_bitt_budget_take_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long *_swig_go_6) {
+intgo _wrap_bitt_budget_take_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, long long _swig_go_3, long long _swig_go_4, long long _swig_go_5, long long *_swig_go_6) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -4154,7 +4375,7 @@ intgo _wrap_bitt_budget_take_raw_9700e65527664582(bitt_store *_swig_go_0, _gostr
 }
 
 
-intgo _wrap_bitt_schedule_upsert_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, long long _swig_go_5) {
+intgo _wrap_bitt_schedule_upsert_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, _goslice_ _swig_go_3, intgo _swig_go_4, long long _swig_go_5) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -4199,7 +4420,7 @@ intgo _wrap_bitt_schedule_upsert_raw_9700e65527664582(bitt_store *_swig_go_0, _g
 }
 
 
-intgo _wrap_bitt_schedule_claim_raw_9700e65527664582(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_schedule_claim_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _goslice_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_schedule **arg3 = (bitt_schedule **) 0 ;
@@ -4238,7 +4459,7 @@ intgo _wrap_bitt_schedule_claim_raw_9700e65527664582(bitt_store *_swig_go_0, _go
 }
 
 
-intgo _wrap_bitt_schedule_get_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
+intgo _wrap_bitt_schedule_get_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1, _goslice_ _swig_go_2) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bitt_schedule **arg3 = (bitt_schedule **) 0 ;
@@ -4281,7 +4502,7 @@ intgo _wrap_bitt_schedule_get_raw_9700e65527664582(bitt_store *_swig_go_0, _gost
 }
 
 
-intgo _wrap_bitt_schedule_delete_raw_9700e65527664582(bitt_store *_swig_go_0, _gostring_ _swig_go_1) {
+intgo _wrap_bitt_schedule_delete_raw_707b94e609bfdab8(bitt_store *_swig_go_0, _gostring_ _swig_go_1) {
   bitt_store *arg1 = (bitt_store *) 0 ;
   char *arg2 = (char *) 0 ;
   bittw_store *box1 = NULL ;

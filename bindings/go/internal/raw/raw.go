@@ -39,161 +39,161 @@ typedef _goslice_ swig_type_6;
 typedef long long swig_type_7;
 typedef long long swig_type_8;
 typedef _goslice_ swig_type_9;
-typedef _goslice_ swig_type_10;
-typedef _goslice_ swig_type_11;
+typedef _gostring_ swig_type_10;
+typedef long long swig_type_11;
 typedef _goslice_ swig_type_12;
 typedef _goslice_ swig_type_13;
-typedef _goslice_ swig_type_14;
+typedef long long swig_type_14;
 typedef _goslice_ swig_type_15;
-typedef _gostring_ swig_type_16;
-typedef _gostring_ swig_type_17;
+typedef _goslice_ swig_type_16;
+typedef _goslice_ swig_type_17;
 typedef _goslice_ swig_type_18;
 typedef _goslice_ swig_type_19;
 typedef _goslice_ swig_type_20;
 typedef _goslice_ swig_type_21;
 typedef _goslice_ swig_type_22;
-typedef _goslice_ swig_type_23;
-typedef _goslice_ swig_type_24;
-typedef _gostring_ swig_type_25;
+typedef _gostring_ swig_type_23;
+typedef _gostring_ swig_type_24;
+typedef _goslice_ swig_type_25;
 typedef _goslice_ swig_type_26;
-typedef long long swig_type_27;
+typedef _goslice_ swig_type_27;
 typedef _goslice_ swig_type_28;
-typedef _gostring_ swig_type_29;
+typedef _goslice_ swig_type_29;
 typedef _goslice_ swig_type_30;
-typedef long long swig_type_31;
-typedef _goslice_ swig_type_32;
-typedef _gostring_ swig_type_33;
-typedef _goslice_ swig_type_34;
-typedef long long swig_type_35;
-typedef _goslice_ swig_type_36;
-typedef _gostring_ swig_type_37;
-typedef _goslice_ swig_type_38;
-typedef long long swig_type_39;
-typedef _goslice_ swig_type_40;
-typedef _gostring_ swig_type_41;
+typedef _goslice_ swig_type_31;
+typedef _gostring_ swig_type_32;
+typedef _goslice_ swig_type_33;
+typedef long long swig_type_34;
+typedef _goslice_ swig_type_35;
+typedef _gostring_ swig_type_36;
+typedef _goslice_ swig_type_37;
+typedef long long swig_type_38;
+typedef _goslice_ swig_type_39;
+typedef _gostring_ swig_type_40;
+typedef _goslice_ swig_type_41;
 typedef long long swig_type_42;
-typedef long long swig_type_43;
-typedef _goslice_ swig_type_44;
-typedef _gostring_ swig_type_45;
+typedef _goslice_ swig_type_43;
+typedef _gostring_ swig_type_44;
+typedef _goslice_ swig_type_45;
 typedef long long swig_type_46;
-typedef long long swig_type_47;
-typedef _goslice_ swig_type_48;
-typedef _gostring_ swig_type_49;
-typedef _goslice_ swig_type_50;
+typedef _goslice_ swig_type_47;
+typedef _gostring_ swig_type_48;
+typedef long long swig_type_49;
+typedef long long swig_type_50;
 typedef _goslice_ swig_type_51;
 typedef _gostring_ swig_type_52;
-typedef _gostring_ swig_type_53;
-typedef _gostring_ swig_type_54;
-typedef _gostring_ swig_type_55;
-typedef long long swig_type_56;
-typedef long long swig_type_57;
+typedef long long swig_type_53;
+typedef long long swig_type_54;
+typedef _goslice_ swig_type_55;
+typedef _gostring_ swig_type_56;
+typedef _goslice_ swig_type_57;
 typedef _goslice_ swig_type_58;
-typedef _goslice_ swig_type_59;
-typedef _goslice_ swig_type_60;
-typedef _goslice_ swig_type_61;
-typedef long long swig_type_62;
-typedef _goslice_ swig_type_63;
-typedef _goslice_ swig_type_64;
+typedef _gostring_ swig_type_59;
+typedef _gostring_ swig_type_60;
+typedef _gostring_ swig_type_61;
+typedef _gostring_ swig_type_62;
+typedef long long swig_type_63;
+typedef long long swig_type_64;
 typedef _goslice_ swig_type_65;
-typedef long long swig_type_66;
+typedef _goslice_ swig_type_66;
 typedef _goslice_ swig_type_67;
 typedef _goslice_ swig_type_68;
-typedef _goslice_ swig_type_69;
-typedef long long swig_type_70;
-typedef long long swig_type_71;
+typedef long long swig_type_69;
+typedef _goslice_ swig_type_70;
+typedef _goslice_ swig_type_71;
 typedef _goslice_ swig_type_72;
 typedef long long swig_type_73;
 typedef _goslice_ swig_type_74;
 typedef _goslice_ swig_type_75;
-typedef long long swig_type_76;
-typedef _goslice_ swig_type_77;
-typedef _goslice_ swig_type_78;
-typedef long long swig_type_79;
-typedef _gostring_ swig_type_80;
-typedef long long swig_type_81;
-typedef _gostring_ swig_type_82;
-typedef _gostring_ swig_type_83;
+typedef _goslice_ swig_type_76;
+typedef long long swig_type_77;
+typedef long long swig_type_78;
+typedef _goslice_ swig_type_79;
+typedef long long swig_type_80;
+typedef _goslice_ swig_type_81;
+typedef _goslice_ swig_type_82;
+typedef long long swig_type_83;
 typedef _goslice_ swig_type_84;
 typedef _goslice_ swig_type_85;
-typedef _gostring_ swig_type_86;
-typedef long long swig_type_87;
-typedef _gostring_ swig_type_88;
-typedef _goslice_ swig_type_89;
-typedef long long swig_type_90;
-typedef _gostring_ swig_type_91;
-typedef long long swig_type_92;
+typedef long long swig_type_86;
+typedef _gostring_ swig_type_87;
+typedef long long swig_type_88;
+typedef _gostring_ swig_type_89;
+typedef _gostring_ swig_type_90;
+typedef _goslice_ swig_type_91;
+typedef _goslice_ swig_type_92;
 typedef _gostring_ swig_type_93;
 typedef long long swig_type_94;
 typedef _gostring_ swig_type_95;
-typedef long long swig_type_96;
-typedef _gostring_ swig_type_97;
-typedef long long swig_type_98;
-typedef _gostring_ swig_type_99;
-typedef long long swig_type_100;
-typedef _goslice_ swig_type_101;
+typedef _goslice_ swig_type_96;
+typedef long long swig_type_97;
+typedef _gostring_ swig_type_98;
+typedef long long swig_type_99;
+typedef _gostring_ swig_type_100;
+typedef long long swig_type_101;
 typedef _gostring_ swig_type_102;
 typedef long long swig_type_103;
 typedef _gostring_ swig_type_104;
 typedef long long swig_type_105;
-typedef long long swig_type_106;
-typedef _gostring_ swig_type_107;
-typedef long long swig_type_108;
-typedef _goslice_ swig_type_109;
-typedef _gostring_ swig_type_110;
-typedef long long swig_type_111;
-typedef _gostring_ swig_type_112;
+typedef _gostring_ swig_type_106;
+typedef long long swig_type_107;
+typedef _goslice_ swig_type_108;
+typedef _gostring_ swig_type_109;
+typedef long long swig_type_110;
+typedef _gostring_ swig_type_111;
+typedef long long swig_type_112;
 typedef long long swig_type_113;
 typedef _gostring_ swig_type_114;
 typedef long long swig_type_115;
 typedef _gostring_ swig_type_116;
-typedef _gostring_ swig_type_117;
-typedef long long swig_type_118;
-typedef _gostring_ swig_type_119;
+typedef _goslice_ swig_type_117;
+typedef _gostring_ swig_type_118;
+typedef long long swig_type_119;
 typedef _goslice_ swig_type_120;
-typedef long long swig_type_121;
-typedef _gostring_ swig_type_122;
-typedef long long swig_type_123;
-typedef _gostring_ swig_type_124;
-typedef long long swig_type_125;
-typedef _gostring_ swig_type_126;
-typedef long long swig_type_127;
+typedef _gostring_ swig_type_121;
+typedef long long swig_type_122;
+typedef _gostring_ swig_type_123;
+typedef long long swig_type_124;
+typedef _gostring_ swig_type_125;
+typedef long long swig_type_126;
+typedef _gostring_ swig_type_127;
 typedef _gostring_ swig_type_128;
 typedef long long swig_type_129;
 typedef _gostring_ swig_type_130;
-typedef long long swig_type_131;
-typedef _gostring_ swig_type_132;
-typedef long long swig_type_133;
+typedef _goslice_ swig_type_131;
+typedef long long swig_type_132;
+typedef _gostring_ swig_type_133;
 typedef long long swig_type_134;
 typedef _gostring_ swig_type_135;
-typedef _gostring_ swig_type_136;
-typedef long long swig_type_137;
-typedef _gostring_ swig_type_138;
+typedef long long swig_type_136;
+typedef _gostring_ swig_type_137;
+typedef long long swig_type_138;
 typedef _gostring_ swig_type_139;
 typedef long long swig_type_140;
-typedef long long swig_type_141;
-typedef _gostring_ swig_type_142;
+typedef _gostring_ swig_type_141;
+typedef long long swig_type_142;
 typedef _gostring_ swig_type_143;
 typedef long long swig_type_144;
-typedef _gostring_ swig_type_145;
-typedef _goslice_ swig_type_146;
-typedef _gostring_ swig_type_147;
+typedef long long swig_type_145;
+typedef _gostring_ swig_type_146;
+typedef long long swig_type_147;
 typedef _gostring_ swig_type_148;
-typedef long long swig_type_149;
+typedef _goslice_ swig_type_149;
 typedef _gostring_ swig_type_150;
-typedef _goslice_ swig_type_151;
-typedef _gostring_ swig_type_152;
-typedef _goslice_ swig_type_153;
+typedef _gostring_ swig_type_151;
+typedef long long swig_type_152;
+typedef _gostring_ swig_type_153;
 typedef _gostring_ swig_type_154;
-typedef _goslice_ swig_type_155;
-typedef _gostring_ swig_type_156;
-typedef _goslice_ swig_type_157;
+typedef long long swig_type_155;
+typedef long long swig_type_156;
+typedef _gostring_ swig_type_157;
 typedef _gostring_ swig_type_158;
 typedef long long swig_type_159;
-typedef _goslice_ swig_type_160;
-typedef long long swig_type_161;
+typedef _gostring_ swig_type_160;
+typedef _goslice_ swig_type_161;
 typedef _gostring_ swig_type_162;
-typedef long long swig_type_163;
-typedef _goslice_ swig_type_164;
+typedef _gostring_ swig_type_163;
+typedef long long swig_type_164;
 typedef _gostring_ swig_type_165;
 typedef _goslice_ swig_type_166;
 typedef _gostring_ swig_type_167;
@@ -201,122 +201,141 @@ typedef _goslice_ swig_type_168;
 typedef _gostring_ swig_type_169;
 typedef _goslice_ swig_type_170;
 typedef _gostring_ swig_type_171;
-typedef _gostring_ swig_type_172;
-typedef _goslice_ swig_type_173;
+typedef _goslice_ swig_type_172;
+typedef _gostring_ swig_type_173;
 typedef long long swig_type_174;
 typedef _goslice_ swig_type_175;
 typedef long long swig_type_176;
-typedef _goslice_ swig_type_177;
-typedef _gostring_ swig_type_178;
-typedef long long swig_type_179;
-typedef long long swig_type_180;
-typedef long long swig_type_181;
-typedef long long swig_type_182;
-typedef _gostring_ swig_type_183;
-typedef long long swig_type_184;
+typedef _gostring_ swig_type_177;
+typedef long long swig_type_178;
+typedef _goslice_ swig_type_179;
+typedef _gostring_ swig_type_180;
+typedef _goslice_ swig_type_181;
+typedef _gostring_ swig_type_182;
+typedef _goslice_ swig_type_183;
+typedef _gostring_ swig_type_184;
 typedef _goslice_ swig_type_185;
-typedef long long swig_type_186;
-typedef _goslice_ swig_type_187;
+typedef _gostring_ swig_type_186;
+typedef _gostring_ swig_type_187;
 typedef _goslice_ swig_type_188;
-typedef _gostring_ swig_type_189;
+typedef long long swig_type_189;
 typedef _goslice_ swig_type_190;
-typedef _gostring_ swig_type_191;
-extern void _wrap_Swig_free_raw_9700e65527664582(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_raw_9700e65527664582(swig_intgo arg1);
-extern void _wrap_bittw_go_rec_take_raw_9700e65527664582(swig_type_1 arg1, swig_type_2 arg2);
-extern swig_type_3 _wrap_bittw_go_error_take_raw_9700e65527664582(swig_type_4 arg1, swig_type_5 arg2);
-extern swig_intgo _wrap_bittw_go_queue_dequeue_topics_raw_9700e65527664582(uintptr_t arg1, swig_type_6 arg2, swig_intgo arg3, swig_type_7 arg4, swig_type_8 arg5, uintptr_t arg6, swig_type_9 arg7);
-extern swig_intgo _wrap_bittw_go_kv_batch_raw_9700e65527664582(uintptr_t arg1, swig_type_10 arg2, swig_type_11 arg3);
-extern swig_intgo _wrap_bittw_go_tuple_encode_raw_9700e65527664582(swig_type_12 arg1, swig_type_13 arg2);
-extern swig_intgo _wrap_bittw_go_tuple_decode_raw_9700e65527664582(swig_type_14 arg1, swig_type_15 arg2);
-extern swig_intgo _wrap_bittw_open_raw_9700e65527664582(swig_type_16 arg1, swig_voidp arg2);
-extern void _wrap_bittw_close_raw_9700e65527664582(uintptr_t arg1);
-extern void _wrap_bittw_free_raw_9700e65527664582(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_txn_begin_raw_9700e65527664582(uintptr_t arg1, swig_voidp arg2);
-extern void _wrap_bitt_txn_free_raw_9700e65527664582(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_pubsub_subscribe_raw_9700e65527664582(uintptr_t arg1, swig_type_17 arg2, swig_voidp arg3);
-extern void _wrap_bitt_pubsub_close_raw_9700e65527664582(uintptr_t arg1);
-extern swig_intgo _wrap_bittw_kv_get_many_raw_9700e65527664582(uintptr_t arg1, swig_type_18 arg2, swig_type_19 arg3);
-extern swig_intgo _wrap_bittw_kv_list_raw_9700e65527664582(uintptr_t arg1, swig_type_20 arg2, swig_type_21 arg3, swig_type_22 arg4, swig_intgo arg5, swig_intgo arg6, swig_type_23 arg7, swig_type_24 arg8);
-extern swig_intgo _wrap_bittw_queue_enqueue_raw_9700e65527664582(uintptr_t arg1, swig_type_25 arg2, swig_type_26 arg3, swig_intgo arg4, swig_type_27 arg5, swig_intgo arg6, swig_type_28 arg7, swig_voidp arg8);
-extern swig_intgo _wrap_bittw_txn_enqueue_raw_9700e65527664582(uintptr_t arg1, swig_type_29 arg2, swig_type_30 arg3, swig_intgo arg4, swig_type_31 arg5, swig_intgo arg6, swig_type_32 arg7);
-extern swig_intgo _wrap_bittw_queue_enqueue2_raw_9700e65527664582(uintptr_t arg1, swig_type_33 arg2, swig_type_34 arg3, swig_intgo arg4, swig_type_35 arg5, swig_intgo arg6, swig_type_36 arg7, swig_intgo arg8, swig_voidp arg9);
-extern swig_intgo _wrap_bittw_txn_enqueue2_raw_9700e65527664582(uintptr_t arg1, swig_type_37 arg2, swig_type_38 arg3, swig_intgo arg4, swig_type_39 arg5, swig_intgo arg6, swig_type_40 arg7, swig_intgo arg8);
-extern swig_intgo _wrap_bittw_queue_dequeue_raw_9700e65527664582(uintptr_t arg1, swig_type_41 arg2, swig_intgo arg3, swig_type_42 arg4, swig_type_43 arg5, swig_type_44 arg6);
-extern swig_intgo _wrap_bittw_queue_dequeue_cancel_raw_9700e65527664582(uintptr_t arg1, swig_type_45 arg2, swig_intgo arg3, swig_type_46 arg4, swig_type_47 arg5, uintptr_t arg6, swig_type_48 arg7);
-extern swig_intgo _wrap_bittw_queue_stats_raw_9700e65527664582(uintptr_t arg1, swig_type_49 arg2, swig_type_50 arg3);
-extern swig_intgo _wrap_bittw_schedule_list_raw_9700e65527664582(uintptr_t arg1, swig_type_51 arg2);
-extern swig_intgo _wrap_BITT_VERSION_NUMBER_raw_9700e65527664582(void);
-extern swig_type_52 _wrap_bitt_version_raw_9700e65527664582(void);
-extern swig_intgo _wrap_bitt_version_number_raw_9700e65527664582(void);
-extern swig_type_53 _wrap_bitt_strerror_raw_9700e65527664582(swig_intgo arg1);
-extern swig_type_54 _wrap_bitt_error_last_raw_9700e65527664582(void);
-extern swig_intgo _wrap_bitt_error_last_code_raw_9700e65527664582(void);
-extern void _wrap_bitt_error_clear_raw_9700e65527664582(void);
-extern swig_intgo _wrap_bitt_store_migrate_raw_9700e65527664582(uintptr_t arg1);
-extern swig_type_55 _wrap_bitt_store_backend_raw_9700e65527664582(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_clock_set_manual_raw_9700e65527664582(uintptr_t arg1, swig_type_56 arg2);
-extern swig_intgo _wrap_bitt_clock_advance_raw_9700e65527664582(uintptr_t arg1, swig_type_57 arg2);
-extern swig_intgo _wrap_bitt_clock_use_system_raw_9700e65527664582(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_clock_now_raw_9700e65527664582(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_BITT_VALUE_SIZE_MAX_raw_9700e65527664582(void);
-extern swig_intgo _wrap_bitt_kv_get_raw_9700e65527664582(uintptr_t arg1, swig_type_58 arg2, swig_type_59 arg3);
-extern swig_intgo _wrap_bitt_kv_set_raw_9700e65527664582(uintptr_t arg1, swig_type_60 arg2, swig_type_61 arg3, swig_intgo arg4, swig_type_62 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_delete_raw_9700e65527664582(uintptr_t arg1, swig_type_63 arg2);
-extern swig_intgo _wrap_bitt_kv_add_raw_9700e65527664582(uintptr_t arg1, swig_type_64 arg2, swig_type_65 arg3, swig_intgo arg4, swig_type_66 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_take_raw_9700e65527664582(uintptr_t arg1, swig_type_67 arg2, swig_type_68 arg3);
-extern swig_intgo _wrap_bitt_kv_increment_raw_9700e65527664582(uintptr_t arg1, swig_type_69 arg2, swig_type_70 arg3, swig_type_71 arg4, swig_voidp arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_kv_purge_expired_raw_9700e65527664582(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_txn_check_raw_9700e65527664582(uintptr_t arg1, swig_type_72 arg2, swig_type_73 arg3);
-extern swig_intgo _wrap_bitt_txn_set_raw_9700e65527664582(uintptr_t arg1, swig_type_74 arg2, swig_type_75 arg3, swig_intgo arg4, swig_type_76 arg5);
-extern swig_intgo _wrap_bitt_txn_delete_raw_9700e65527664582(uintptr_t arg1, swig_type_77 arg2);
-extern swig_intgo _wrap_bitt_txn_sum_raw_9700e65527664582(uintptr_t arg1, swig_type_78 arg2, swig_type_79 arg3);
-extern swig_intgo _wrap_bitt_txn_commit_raw_9700e65527664582(uintptr_t arg1, swig_voidp arg2);
-extern swig_intgo _wrap_bitt_cancel_new_raw_9700e65527664582(swig_voidp arg1);
-extern void _wrap_bitt_cancel_fire_raw_9700e65527664582(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_cancel_fired_raw_9700e65527664582(uintptr_t arg1);
-extern void _wrap_bitt_cancel_reset_raw_9700e65527664582(uintptr_t arg1);
-extern void _wrap_bitt_cancel_free_raw_9700e65527664582(uintptr_t arg1);
-extern swig_intgo _wrap_bitt_queue_ack_raw_9700e65527664582(uintptr_t arg1, swig_type_80 arg2, swig_type_81 arg3, swig_type_82 arg4);
-extern swig_intgo _wrap_bitt_queue_ack_many_raw_9700e65527664582(uintptr_t arg1, swig_type_83 arg2, swig_type_84 arg3, swig_type_85 arg4);
-extern swig_intgo _wrap_bitt_queue_nack_raw_9700e65527664582(uintptr_t arg1, swig_type_86 arg2, swig_type_87 arg3, swig_type_88 arg4, swig_type_89 arg5, swig_type_90 arg6);
-extern swig_intgo _wrap_bitt_queue_extend_raw_9700e65527664582(uintptr_t arg1, swig_type_91 arg2, swig_type_92 arg3, swig_type_93 arg4, swig_type_94 arg5);
-extern swig_intgo _wrap_bitt_queue_snooze_raw_9700e65527664582(uintptr_t arg1, swig_type_95 arg2, swig_type_96 arg3, swig_type_97 arg4, swig_type_98 arg5);
-extern swig_intgo _wrap_bitt_queue_get_raw_9700e65527664582(uintptr_t arg1, swig_type_99 arg2, swig_type_100 arg3, swig_type_101 arg4);
-extern swig_intgo _wrap_bitt_queue_cancel_raw_9700e65527664582(uintptr_t arg1, swig_type_102 arg2, swig_type_103 arg3);
-extern swig_intgo _wrap_bitt_queue_reschedule_raw_9700e65527664582(uintptr_t arg1, swig_type_104 arg2, swig_type_105 arg3, swig_type_106 arg4);
-extern swig_intgo _wrap_bitt_queue_dead_list_raw_9700e65527664582(uintptr_t arg1, swig_type_107 arg2, swig_type_108 arg3, swig_intgo arg4, swig_type_109 arg5);
-extern swig_intgo _wrap_bitt_queue_dead_retry_raw_9700e65527664582(uintptr_t arg1, swig_type_110 arg2, swig_type_111 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_queue_dead_delete_raw_9700e65527664582(uintptr_t arg1, swig_type_112 arg2, swig_type_113 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_txn_queue_ack_raw_9700e65527664582(uintptr_t arg1, swig_type_114 arg2, swig_type_115 arg3, swig_type_116 arg4);
-extern swig_intgo _wrap_bitt_txn_queue_nack_raw_9700e65527664582(uintptr_t arg1, swig_type_117 arg2, swig_type_118 arg3, swig_type_119 arg4, swig_type_120 arg5, swig_type_121 arg6);
-extern swig_intgo _wrap_bitt_txn_queue_snooze_raw_9700e65527664582(uintptr_t arg1, swig_type_122 arg2, swig_type_123 arg3, swig_type_124 arg4, swig_type_125 arg5);
-extern swig_intgo _wrap_bitt_txn_queue_extend_raw_9700e65527664582(uintptr_t arg1, swig_type_126 arg2, swig_type_127 arg3, swig_type_128 arg4, swig_type_129 arg5);
-extern swig_intgo _wrap_bitt_txn_queue_cancel_raw_9700e65527664582(uintptr_t arg1, swig_type_130 arg2, swig_type_131 arg3);
-extern swig_intgo _wrap_bitt_txn_queue_reschedule_raw_9700e65527664582(uintptr_t arg1, swig_type_132 arg2, swig_type_133 arg3, swig_type_134 arg4);
-extern swig_intgo _wrap_bitt_lease_acquire_raw_9700e65527664582(uintptr_t arg1, swig_type_135 arg2, swig_type_136 arg3, swig_type_137 arg4, swig_voidp arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_lease_renew_raw_9700e65527664582(uintptr_t arg1, swig_type_138 arg2, swig_type_139 arg3, swig_type_140 arg4, swig_type_141 arg5, swig_voidp arg6);
-extern swig_intgo _wrap_bitt_lease_release_raw_9700e65527664582(uintptr_t arg1, swig_type_142 arg2, swig_type_143 arg3, swig_type_144 arg4);
-extern swig_intgo _wrap_bitt_lease_get_raw_9700e65527664582(uintptr_t arg1, swig_type_145 arg2, swig_type_146 arg3, swig_voidp arg4, swig_voidp arg5);
-extern swig_intgo _wrap_bitt_txn_fence_raw_9700e65527664582(uintptr_t arg1, swig_type_147 arg2, swig_type_148 arg3, swig_type_149 arg4);
-extern swig_intgo _wrap_bitt_txn_outbox_append_raw_9700e65527664582(uintptr_t arg1, swig_type_150 arg2, swig_type_151 arg3, swig_intgo arg4);
-extern swig_intgo _wrap_bitt_outbox_append_raw_9700e65527664582(uintptr_t arg1, swig_type_152 arg2, swig_type_153 arg3, swig_intgo arg4, swig_voidp arg5);
-extern swig_intgo _wrap_bitt_outbox_pending_raw_9700e65527664582(uintptr_t arg1, swig_type_154 arg2, swig_intgo arg3, swig_type_155 arg4);
-extern swig_intgo _wrap_bitt_outbox_ack_raw_9700e65527664582(uintptr_t arg1, swig_type_156 arg2, swig_type_157 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_fail_raw_9700e65527664582(uintptr_t arg1, swig_type_158 arg2, swig_type_159 arg3, swig_type_160 arg4, swig_type_161 arg5);
-extern swig_intgo _wrap_bitt_outbox_park_raw_9700e65527664582(uintptr_t arg1, swig_type_162 arg2, swig_type_163 arg3, swig_intgo arg4, swig_type_164 arg5);
-extern swig_intgo _wrap_bitt_outbox_parked_raw_9700e65527664582(uintptr_t arg1, swig_type_165 arg2, swig_intgo arg3, swig_intgo arg4, swig_type_166 arg5);
-extern swig_intgo _wrap_bitt_outbox_retry_raw_9700e65527664582(uintptr_t arg1, swig_type_167 arg2, swig_type_168 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_discard_raw_9700e65527664582(uintptr_t arg1, swig_type_169 arg2, swig_type_170 arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_outbox_counts_raw_9700e65527664582(uintptr_t arg1, swig_type_171 arg2, swig_voidp arg3, swig_voidp arg4);
-extern swig_intgo _wrap_bitt_pubsub_publish_raw_9700e65527664582(uintptr_t arg1, swig_type_172 arg2, swig_type_173 arg3);
-extern swig_intgo _wrap_bitt_pubsub_next_raw_9700e65527664582(uintptr_t arg1, swig_type_174 arg2, swig_type_175 arg3);
-extern swig_intgo _wrap_bitt_pubsub_next_cancel_raw_9700e65527664582(uintptr_t arg1, swig_type_176 arg2, uintptr_t arg3, swig_type_177 arg4);
-extern swig_intgo _wrap_bitt_budget_take_raw_9700e65527664582(uintptr_t arg1, swig_type_178 arg2, swig_type_179 arg3, swig_type_180 arg4, swig_type_181 arg5, swig_type_182 arg6, swig_voidp arg7);
-extern swig_intgo _wrap_bitt_schedule_upsert_raw_9700e65527664582(uintptr_t arg1, swig_type_183 arg2, swig_type_184 arg3, swig_type_185 arg4, swig_intgo arg5, swig_type_186 arg6);
-extern swig_intgo _wrap_bitt_schedule_claim_raw_9700e65527664582(uintptr_t arg1, swig_type_187 arg2, swig_type_188 arg3);
-extern swig_intgo _wrap_bitt_schedule_get_raw_9700e65527664582(uintptr_t arg1, swig_type_189 arg2, swig_type_190 arg3);
-extern swig_intgo _wrap_bitt_schedule_delete_raw_9700e65527664582(uintptr_t arg1, swig_type_191 arg2);
+typedef long long swig_type_191;
+typedef _goslice_ swig_type_192;
+typedef _gostring_ swig_type_193;
+typedef long long swig_type_194;
+typedef long long swig_type_195;
+typedef long long swig_type_196;
+typedef long long swig_type_197;
+typedef _gostring_ swig_type_198;
+typedef long long swig_type_199;
+typedef _goslice_ swig_type_200;
+typedef long long swig_type_201;
+typedef _goslice_ swig_type_202;
+typedef _goslice_ swig_type_203;
+typedef _gostring_ swig_type_204;
+typedef _goslice_ swig_type_205;
+typedef _gostring_ swig_type_206;
+extern void _wrap_Swig_free_raw_707b94e609bfdab8(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_raw_707b94e609bfdab8(swig_intgo arg1);
+extern void _wrap_bittw_go_rec_take_raw_707b94e609bfdab8(swig_type_1 arg1, swig_type_2 arg2);
+extern swig_type_3 _wrap_bittw_go_error_take_raw_707b94e609bfdab8(swig_type_4 arg1, swig_type_5 arg2);
+extern swig_intgo _wrap_bittw_go_queue_dequeue_topics_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_6 arg2, swig_intgo arg3, swig_type_7 arg4, swig_type_8 arg5, uintptr_t arg6, swig_type_9 arg7);
+extern swig_intgo _wrap_bittw_go_schedule_set_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_10 arg2, swig_type_11 arg3, swig_type_12 arg4, swig_intgo arg5, swig_type_13 arg6, swig_type_14 arg7, swig_type_15 arg8, swig_intgo arg9, swig_intgo arg10);
+extern swig_intgo _wrap_bittw_go_queue_purge_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_16 arg2, swig_voidp arg3);
+extern swig_intgo _wrap_bittw_go_kv_batch_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_17 arg2, swig_type_18 arg3);
+extern swig_intgo _wrap_bittw_go_tuple_encode_raw_707b94e609bfdab8(swig_type_19 arg1, swig_type_20 arg2);
+extern swig_intgo _wrap_bittw_go_tuple_decode_raw_707b94e609bfdab8(swig_type_21 arg1, swig_type_22 arg2);
+extern swig_intgo _wrap_bittw_open_raw_707b94e609bfdab8(swig_type_23 arg1, swig_voidp arg2);
+extern void _wrap_bittw_close_raw_707b94e609bfdab8(uintptr_t arg1);
+extern void _wrap_bittw_free_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_txn_begin_raw_707b94e609bfdab8(uintptr_t arg1, swig_voidp arg2);
+extern void _wrap_bitt_txn_free_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_pubsub_subscribe_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_24 arg2, swig_voidp arg3);
+extern void _wrap_bitt_pubsub_close_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bittw_kv_get_many_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_25 arg2, swig_type_26 arg3);
+extern swig_intgo _wrap_bittw_kv_list_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_27 arg2, swig_type_28 arg3, swig_type_29 arg4, swig_intgo arg5, swig_intgo arg6, swig_type_30 arg7, swig_type_31 arg8);
+extern swig_intgo _wrap_bittw_queue_enqueue_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_32 arg2, swig_type_33 arg3, swig_intgo arg4, swig_type_34 arg5, swig_intgo arg6, swig_type_35 arg7, swig_voidp arg8);
+extern swig_intgo _wrap_bittw_txn_enqueue_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_36 arg2, swig_type_37 arg3, swig_intgo arg4, swig_type_38 arg5, swig_intgo arg6, swig_type_39 arg7);
+extern swig_intgo _wrap_bittw_queue_enqueue2_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_40 arg2, swig_type_41 arg3, swig_intgo arg4, swig_type_42 arg5, swig_intgo arg6, swig_type_43 arg7, swig_intgo arg8, swig_voidp arg9);
+extern swig_intgo _wrap_bittw_txn_enqueue2_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_44 arg2, swig_type_45 arg3, swig_intgo arg4, swig_type_46 arg5, swig_intgo arg6, swig_type_47 arg7, swig_intgo arg8);
+extern swig_intgo _wrap_bittw_queue_dequeue_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_48 arg2, swig_intgo arg3, swig_type_49 arg4, swig_type_50 arg5, swig_type_51 arg6);
+extern swig_intgo _wrap_bittw_queue_dequeue_cancel_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_52 arg2, swig_intgo arg3, swig_type_53 arg4, swig_type_54 arg5, uintptr_t arg6, swig_type_55 arg7);
+extern swig_intgo _wrap_bittw_queue_stats_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_56 arg2, swig_type_57 arg3);
+extern swig_intgo _wrap_bittw_schedule_list_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_58 arg2);
+extern swig_intgo _wrap_BITT_VERSION_NUMBER_raw_707b94e609bfdab8(void);
+extern swig_type_59 _wrap_bitt_version_raw_707b94e609bfdab8(void);
+extern swig_intgo _wrap_bitt_version_number_raw_707b94e609bfdab8(void);
+extern swig_type_60 _wrap_bitt_strerror_raw_707b94e609bfdab8(swig_intgo arg1);
+extern swig_type_61 _wrap_bitt_error_last_raw_707b94e609bfdab8(void);
+extern swig_intgo _wrap_bitt_error_last_code_raw_707b94e609bfdab8(void);
+extern void _wrap_bitt_error_clear_raw_707b94e609bfdab8(void);
+extern swig_intgo _wrap_bitt_store_migrate_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_type_62 _wrap_bitt_store_backend_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_clock_set_manual_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_63 arg2);
+extern swig_intgo _wrap_bitt_clock_advance_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_64 arg2);
+extern swig_intgo _wrap_bitt_clock_use_system_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_clock_now_raw_707b94e609bfdab8(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_BITT_VALUE_SIZE_MAX_raw_707b94e609bfdab8(void);
+extern swig_intgo _wrap_bitt_kv_get_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_65 arg2, swig_type_66 arg3);
+extern swig_intgo _wrap_bitt_kv_set_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_67 arg2, swig_type_68 arg3, swig_intgo arg4, swig_type_69 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_delete_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_70 arg2);
+extern swig_intgo _wrap_bitt_kv_add_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_71 arg2, swig_type_72 arg3, swig_intgo arg4, swig_type_73 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_take_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_74 arg2, swig_type_75 arg3);
+extern swig_intgo _wrap_bitt_kv_increment_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_76 arg2, swig_type_77 arg3, swig_type_78 arg4, swig_voidp arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_kv_purge_expired_raw_707b94e609bfdab8(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_txn_check_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_79 arg2, swig_type_80 arg3);
+extern swig_intgo _wrap_bitt_txn_set_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_81 arg2, swig_type_82 arg3, swig_intgo arg4, swig_type_83 arg5);
+extern swig_intgo _wrap_bitt_txn_delete_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_84 arg2);
+extern swig_intgo _wrap_bitt_txn_sum_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_85 arg2, swig_type_86 arg3);
+extern swig_intgo _wrap_bitt_txn_commit_raw_707b94e609bfdab8(uintptr_t arg1, swig_voidp arg2);
+extern swig_intgo _wrap_bitt_cancel_new_raw_707b94e609bfdab8(swig_voidp arg1);
+extern void _wrap_bitt_cancel_fire_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_cancel_fired_raw_707b94e609bfdab8(uintptr_t arg1);
+extern void _wrap_bitt_cancel_reset_raw_707b94e609bfdab8(uintptr_t arg1);
+extern void _wrap_bitt_cancel_free_raw_707b94e609bfdab8(uintptr_t arg1);
+extern swig_intgo _wrap_bitt_queue_ack_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_87 arg2, swig_type_88 arg3, swig_type_89 arg4);
+extern swig_intgo _wrap_bitt_queue_ack_many_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_90 arg2, swig_type_91 arg3, swig_type_92 arg4);
+extern swig_intgo _wrap_bitt_queue_nack_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_93 arg2, swig_type_94 arg3, swig_type_95 arg4, swig_type_96 arg5, swig_type_97 arg6);
+extern swig_intgo _wrap_bitt_queue_extend_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_98 arg2, swig_type_99 arg3, swig_type_100 arg4, swig_type_101 arg5);
+extern swig_intgo _wrap_bitt_queue_snooze_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_102 arg2, swig_type_103 arg3, swig_type_104 arg4, swig_type_105 arg5);
+extern swig_intgo _wrap_bitt_queue_get_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_106 arg2, swig_type_107 arg3, swig_type_108 arg4);
+extern swig_intgo _wrap_bitt_queue_cancel_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_109 arg2, swig_type_110 arg3);
+extern swig_intgo _wrap_bitt_queue_reschedule_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_111 arg2, swig_type_112 arg3, swig_type_113 arg4);
+extern swig_intgo _wrap_bitt_queue_ack_result_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_114 arg2, swig_type_115 arg3, swig_type_116 arg4, swig_type_117 arg5, swig_intgo arg6);
+extern swig_intgo _wrap_bitt_queue_dead_list_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_118 arg2, swig_type_119 arg3, swig_intgo arg4, swig_type_120 arg5);
+extern swig_intgo _wrap_bitt_queue_dead_retry_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_121 arg2, swig_type_122 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_queue_dead_delete_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_123 arg2, swig_type_124 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_txn_queue_ack_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_125 arg2, swig_type_126 arg3, swig_type_127 arg4);
+extern swig_intgo _wrap_bitt_txn_queue_nack_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_128 arg2, swig_type_129 arg3, swig_type_130 arg4, swig_type_131 arg5, swig_type_132 arg6);
+extern swig_intgo _wrap_bitt_txn_queue_snooze_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_133 arg2, swig_type_134 arg3, swig_type_135 arg4, swig_type_136 arg5);
+extern swig_intgo _wrap_bitt_txn_queue_extend_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_137 arg2, swig_type_138 arg3, swig_type_139 arg4, swig_type_140 arg5);
+extern swig_intgo _wrap_bitt_txn_queue_cancel_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_141 arg2, swig_type_142 arg3);
+extern swig_intgo _wrap_bitt_txn_queue_reschedule_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_143 arg2, swig_type_144 arg3, swig_type_145 arg4);
+extern swig_intgo _wrap_bitt_txn_queue_ack_result_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_146 arg2, swig_type_147 arg3, swig_type_148 arg4, swig_type_149 arg5, swig_intgo arg6);
+extern swig_intgo _wrap_bitt_lease_acquire_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_150 arg2, swig_type_151 arg3, swig_type_152 arg4, swig_voidp arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_lease_renew_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_153 arg2, swig_type_154 arg3, swig_type_155 arg4, swig_type_156 arg5, swig_voidp arg6);
+extern swig_intgo _wrap_bitt_lease_release_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_157 arg2, swig_type_158 arg3, swig_type_159 arg4);
+extern swig_intgo _wrap_bitt_lease_get_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_160 arg2, swig_type_161 arg3, swig_voidp arg4, swig_voidp arg5);
+extern swig_intgo _wrap_bitt_txn_fence_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_162 arg2, swig_type_163 arg3, swig_type_164 arg4);
+extern swig_intgo _wrap_bitt_txn_outbox_append_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_165 arg2, swig_type_166 arg3, swig_intgo arg4);
+extern swig_intgo _wrap_bitt_outbox_append_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_167 arg2, swig_type_168 arg3, swig_intgo arg4, swig_voidp arg5);
+extern swig_intgo _wrap_bitt_outbox_pending_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_169 arg2, swig_intgo arg3, swig_type_170 arg4);
+extern swig_intgo _wrap_bitt_outbox_ack_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_171 arg2, swig_type_172 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_fail_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_173 arg2, swig_type_174 arg3, swig_type_175 arg4, swig_type_176 arg5);
+extern swig_intgo _wrap_bitt_outbox_park_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_177 arg2, swig_type_178 arg3, swig_intgo arg4, swig_type_179 arg5);
+extern swig_intgo _wrap_bitt_outbox_parked_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_180 arg2, swig_intgo arg3, swig_intgo arg4, swig_type_181 arg5);
+extern swig_intgo _wrap_bitt_outbox_retry_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_182 arg2, swig_type_183 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_discard_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_184 arg2, swig_type_185 arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_outbox_counts_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_186 arg2, swig_voidp arg3, swig_voidp arg4);
+extern swig_intgo _wrap_bitt_pubsub_publish_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_187 arg2, swig_type_188 arg3);
+extern swig_intgo _wrap_bitt_pubsub_next_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_189 arg2, swig_type_190 arg3);
+extern swig_intgo _wrap_bitt_pubsub_next_cancel_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_191 arg2, uintptr_t arg3, swig_type_192 arg4);
+extern swig_intgo _wrap_bitt_budget_take_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_193 arg2, swig_type_194 arg3, swig_type_195 arg4, swig_type_196 arg5, swig_type_197 arg6, swig_voidp arg7);
+extern swig_intgo _wrap_bitt_schedule_upsert_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_198 arg2, swig_type_199 arg3, swig_type_200 arg4, swig_intgo arg5, swig_type_201 arg6);
+extern swig_intgo _wrap_bitt_schedule_claim_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_202 arg2, swig_type_203 arg3);
+extern swig_intgo _wrap_bitt_schedule_get_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_204 arg2, swig_type_205 arg3);
+extern swig_intgo _wrap_bitt_schedule_delete_raw_707b94e609bfdab8(uintptr_t arg1, swig_type_206 arg2);
 #undef intgo
 */
 import "C"
@@ -359,20 +378,20 @@ func swigCopyString(s string) string {
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_9700e65527664582(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_raw_707b94e609bfdab8(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
 func Bittw_go_rec_take(arg1 uint64, arg2 []byte) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	C._wrap_bittw_go_rec_take_raw_9700e65527664582(C.swig_type_1(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)))
+	C._wrap_bittw_go_rec_take_raw_707b94e609bfdab8(C.swig_type_1(_swig_i_0), *(*C.swig_type_2)(unsafe.Pointer(&_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -382,7 +401,7 @@ func Bittw_go_error_take(arg1 int64, arg2 []byte) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_bittw_go_error_take_raw_9700e65527664582(C.swig_type_4(_swig_i_0), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int64)(C._wrap_bittw_go_error_take_raw_707b94e609bfdab8(C.swig_type_4(_swig_i_0), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -398,7 +417,7 @@ func Bittw_go_queue_dequeue_topics(arg1 uintptr, arg2 []byte, arg3 uint, arg4 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bittw_go_queue_dequeue_topics_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_6)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_7(_swig_i_3), C.swig_type_8(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_bittw_go_queue_dequeue_topics_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_6)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_7(_swig_i_3), C.swig_type_8(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -408,12 +427,52 @@ func Bittw_go_queue_dequeue_topics(arg1 uintptr, arg2 []byte, arg3 uint, arg4 in
 	return swig_r
 }
 
+func Bittw_go_schedule_set(arg1 uintptr, arg2 string, arg3 int64, arg4 []byte, arg5 int, arg6 []byte, arg7 int64, arg8 []byte, arg9 uint, arg10 int) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	_swig_i_6 := arg7
+	_swig_i_7 := arg8
+	_swig_i_8 := arg9
+	_swig_i_9 := arg10
+	swig_r = (int)(C._wrap_bittw_go_schedule_set_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_1)), C.swig_type_11(_swig_i_2), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_5)), C.swig_type_14(_swig_i_6), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_7)), C.swig_intgo(_swig_i_8), C.swig_intgo(_swig_i_9)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg4
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg6
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg8
+	}
+	return swig_r
+}
+
+func Bittw_go_queue_purge(arg1 uintptr, arg2 []byte, arg3 *uint64) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r = (int)(C._wrap_bittw_go_queue_purge_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
 func Bittw_go_kv_batch(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_go_kv_batch_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_go_kv_batch_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -427,7 +486,7 @@ func Bittw_go_tuple_encode(arg1 []byte, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_go_tuple_encode_raw_9700e65527664582(*(*C.swig_type_12)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_go_tuple_encode_raw_707b94e609bfdab8(*(*C.swig_type_19)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -441,7 +500,7 @@ func Bittw_go_tuple_decode(arg1 []byte, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_go_tuple_decode_raw_9700e65527664582(*(*C.swig_type_14)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_go_tuple_decode_raw_707b94e609bfdab8(*(*C.swig_type_21)(unsafe.Pointer(&_swig_i_0)), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -497,7 +556,7 @@ func Bittw_open(arg1 string, arg2 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_open_raw_9700e65527664582(*(*C.swig_type_16)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bittw_open_raw_707b94e609bfdab8(*(*C.swig_type_23)(unsafe.Pointer(&_swig_i_0)), C.swig_voidp(_swig_i_1)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg1
 	}
@@ -506,25 +565,25 @@ func Bittw_open(arg1 string, arg2 *uintptr) (_swig_ret int) {
 
 func Bittw_close(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bittw_close_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
+	C._wrap_bittw_close_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Bittw_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bittw_free_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
+	C._wrap_bittw_free_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_txn_begin(arg1 uintptr, arg2 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_begin_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_txn_begin_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
 func Bitt_txn_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_txn_free_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_txn_free_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret int) {
@@ -532,7 +591,7 @@ func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret 
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_subscribe_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_pubsub_subscribe_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -541,7 +600,7 @@ func Bitt_pubsub_subscribe(arg1 uintptr, arg2 string, arg3 *uintptr) (_swig_ret 
 
 func Bitt_pubsub_close(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_pubsub_close_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_pubsub_close_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Bittw_kv_get_many(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
@@ -549,7 +608,7 @@ func Bittw_kv_get_many(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_kv_get_many_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_kv_get_many_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -569,7 +628,7 @@ func Bittw_kv_list(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 []byte, arg5 uin
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_kv_list_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_21)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_23)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_7))))
+	swig_r = (int)(C._wrap_bittw_kv_list_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_27)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_30)(unsafe.Pointer(&_swig_i_6)), *(*C.swig_type_31)(unsafe.Pointer(&_swig_i_7))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -598,7 +657,7 @@ func Bittw_queue_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_queue_enqueue_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_25)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_27(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_28)(unsafe.Pointer(&_swig_i_6)), C.swig_voidp(_swig_i_7)))
+	swig_r = (int)(C._wrap_bittw_queue_enqueue_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_34(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_35)(unsafe.Pointer(&_swig_i_6)), C.swig_voidp(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -620,7 +679,7 @@ func Bittw_txn_enqueue(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bittw_txn_enqueue_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_30)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_31(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_bittw_txn_enqueue_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_36)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_38(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_39)(unsafe.Pointer(&_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -644,7 +703,7 @@ func Bittw_queue_enqueue2(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
 	_swig_i_8 := arg9
-	swig_r = (int)(C._wrap_bittw_queue_enqueue2_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_34)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_35(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_36)(unsafe.Pointer(&_swig_i_6)), C.swig_intgo(_swig_i_7), C.swig_voidp(_swig_i_8)))
+	swig_r = (int)(C._wrap_bittw_queue_enqueue2_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_40)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_42(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_43)(unsafe.Pointer(&_swig_i_6)), C.swig_intgo(_swig_i_7), C.swig_voidp(_swig_i_8)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -667,7 +726,7 @@ func Bittw_txn_enqueue2(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 i
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
 	_swig_i_7 := arg8
-	swig_r = (int)(C._wrap_bittw_txn_enqueue2_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_38)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_39(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_40)(unsafe.Pointer(&_swig_i_6)), C.swig_intgo(_swig_i_7)))
+	swig_r = (int)(C._wrap_bittw_txn_enqueue2_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_44)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_46(_swig_i_4), C.swig_intgo(_swig_i_5), *(*C.swig_type_47)(unsafe.Pointer(&_swig_i_6)), C.swig_intgo(_swig_i_7)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -688,7 +747,7 @@ func Bittw_queue_dequeue(arg1 uintptr, arg2 string, arg3 uint, arg4 int64, arg5 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bittw_queue_dequeue_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_42(_swig_i_3), C.swig_type_43(_swig_i_4), *(*C.swig_type_44)(unsafe.Pointer(&_swig_i_5))))
+	swig_r = (int)(C._wrap_bittw_queue_dequeue_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_48)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_49(_swig_i_3), C.swig_type_50(_swig_i_4), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_5))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -707,7 +766,7 @@ func Bittw_queue_dequeue_cancel(arg1 uintptr, arg2 string, arg3 uint, arg4 int64
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bittw_queue_dequeue_cancel_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_46(_swig_i_3), C.swig_type_47(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_48)(unsafe.Pointer(&_swig_i_6))))
+	swig_r = (int)(C._wrap_bittw_queue_dequeue_cancel_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_52)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_type_53(_swig_i_3), C.swig_type_54(_swig_i_4), C.uintptr_t(_swig_i_5), *(*C.swig_type_55)(unsafe.Pointer(&_swig_i_6))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -722,7 +781,7 @@ func Bittw_queue_stats(arg1 uintptr, arg2 string, arg3 []uint64) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bittw_queue_stats_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_49)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_50)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bittw_queue_stats_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_56)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_57)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -736,7 +795,7 @@ func Bittw_schedule_list(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bittw_schedule_list_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bittw_schedule_list_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_58)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -749,14 +808,14 @@ const BITT_VERSION_PATCH int = 0
 const BITT_VERSION_STRING string = "0.6.0"
 func _swig_getBITT_VERSION_NUMBER() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_BITT_VERSION_NUMBER_raw_9700e65527664582())
+	swig_r = (int)(C._wrap_BITT_VERSION_NUMBER_raw_707b94e609bfdab8())
 	return swig_r
 }
 
 var BITT_VERSION_NUMBER int = _swig_getBITT_VERSION_NUMBER()
 func Bitt_version() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_bitt_version_raw_9700e65527664582()
+	swig_r_p := C._wrap_bitt_version_raw_707b94e609bfdab8()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -765,7 +824,7 @@ func Bitt_version() (_swig_ret string) {
 
 func Bitt_version_number() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_bitt_version_number_raw_9700e65527664582())
+	swig_r = (int)(C._wrap_bitt_version_number_raw_707b94e609bfdab8())
 	return swig_r
 }
 
@@ -792,7 +851,7 @@ const BITT_ECANCELED int = -16
 func Bitt_strerror(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_bitt_strerror_raw_9700e65527664582(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_bitt_strerror_raw_707b94e609bfdab8(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -801,7 +860,7 @@ func Bitt_strerror(arg1 int) (_swig_ret string) {
 
 func Bitt_error_last() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_bitt_error_last_raw_9700e65527664582()
+	swig_r_p := C._wrap_bitt_error_last_raw_707b94e609bfdab8()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -810,12 +869,12 @@ func Bitt_error_last() (_swig_ret string) {
 
 func Bitt_error_last_code() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_bitt_error_last_code_raw_9700e65527664582())
+	swig_r = (int)(C._wrap_bitt_error_last_code_raw_707b94e609bfdab8())
 	return swig_r
 }
 
 func Bitt_error_clear() {
-	C._wrap_bitt_error_clear_raw_9700e65527664582()
+	C._wrap_bitt_error_clear_raw_707b94e609bfdab8()
 }
 
 const BITT_TUPLE_BYTES int = 1
@@ -826,14 +885,14 @@ const BITT_TUPLE_BOOL int = 5
 func Bitt_store_migrate(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_store_migrate_raw_9700e65527664582(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_store_migrate_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Bitt_store_backend(arg1 uintptr) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_bitt_store_backend_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_bitt_store_backend_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -844,7 +903,7 @@ func Bitt_clock_set_manual(arg1 uintptr, arg2 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_set_manual_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_type_56(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_set_manual_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_type_63(_swig_i_1)))
 	return swig_r
 }
 
@@ -852,14 +911,14 @@ func Bitt_clock_advance(arg1 uintptr, arg2 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_advance_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_type_57(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_advance_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_type_64(_swig_i_1)))
 	return swig_r
 }
 
 func Bitt_clock_use_system(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_clock_use_system_raw_9700e65527664582(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_clock_use_system_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -867,7 +926,7 @@ func Bitt_clock_now(arg1 uintptr, arg2 *int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_clock_now_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_clock_now_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -878,7 +937,7 @@ const BITT_TTL_NONE int = 0
 const BITT_KEY_SIZE_MAX int = 2400
 func _swig_getBITT_VALUE_SIZE_MAX() (_swig_ret int) {
 	var swig_r int
-	swig_r = (int)(C._wrap_BITT_VALUE_SIZE_MAX_raw_9700e65527664582())
+	swig_r = (int)(C._wrap_BITT_VALUE_SIZE_MAX_raw_707b94e609bfdab8())
 	return swig_r
 }
 
@@ -893,7 +952,7 @@ func Bitt_kv_get(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_kv_get_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_58)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_59)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_kv_get_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_65)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_66)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -911,7 +970,7 @@ func Bitt_kv_set(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64, a
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_set_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_60)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_61)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_62(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_set_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_69(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -925,7 +984,7 @@ func Bitt_kv_delete(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_kv_delete_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_63)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_kv_delete_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_70)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -940,7 +999,7 @@ func Bitt_kv_add(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64, a
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_add_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_64)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_65)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_66(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_add_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_71)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_72)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_73(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -955,7 +1014,7 @@ func Bitt_kv_take(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_kv_take_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_67)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_68)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_kv_take_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_74)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -973,7 +1032,7 @@ func Bitt_kv_increment(arg1 uintptr, arg2 []byte, arg3 int64, arg4 int64, arg5 *
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_kv_increment_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_69)(unsafe.Pointer(&_swig_i_1)), C.swig_type_70(_swig_i_2), C.swig_type_71(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_kv_increment_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_76)(unsafe.Pointer(&_swig_i_1)), C.swig_type_77(_swig_i_2), C.swig_type_78(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -985,7 +1044,7 @@ func Bitt_kv_purge_expired(arg1 uintptr, arg2 *uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_kv_purge_expired_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_kv_purge_expired_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -994,7 +1053,7 @@ func Bitt_txn_check(arg1 uintptr, arg2 []byte, arg3 uint64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_check_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_72)(unsafe.Pointer(&_swig_i_1)), C.swig_type_73(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_check_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_79)(unsafe.Pointer(&_swig_i_1)), C.swig_type_80(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1008,7 +1067,7 @@ func Bitt_txn_set(arg1 uintptr, arg2 []byte, arg3 []byte, arg4 int, arg5 int64) 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_txn_set_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_74)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_75)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_76(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_txn_set_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_81)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_type_83(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1022,7 +1081,7 @@ func Bitt_txn_delete(arg1 uintptr, arg2 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_delete_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_77)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_txn_delete_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1034,7 +1093,7 @@ func Bitt_txn_sum(arg1 uintptr, arg2 []byte, arg3 int64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_sum_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_78)(unsafe.Pointer(&_swig_i_1)), C.swig_type_79(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_sum_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_1)), C.swig_type_86(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1045,7 +1104,7 @@ func Bitt_txn_commit(arg1 uintptr, arg2 *uint64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_txn_commit_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
+	swig_r = (int)(C._wrap_bitt_txn_commit_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_voidp(_swig_i_1)))
 	return swig_r
 }
 
@@ -1053,30 +1112,30 @@ const BITT_NAME_MAX int = 255
 func Bitt_cancel_new(arg1 *uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_cancel_new_raw_9700e65527664582(C.swig_voidp(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_cancel_new_raw_707b94e609bfdab8(C.swig_voidp(_swig_i_0)))
 	return swig_r
 }
 
 func Bitt_cancel_fire(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_cancel_fire_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_cancel_fire_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_cancel_fired(arg1 uintptr) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
-	swig_r = (int)(C._wrap_bitt_cancel_fired_raw_9700e65527664582(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_bitt_cancel_fired_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Bitt_cancel_reset(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_cancel_reset_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_cancel_reset_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 func Bitt_cancel_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_bitt_cancel_free_raw_9700e65527664582(C.uintptr_t(_swig_i_0))
+	C._wrap_bitt_cancel_free_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0))
 }
 
 const BITT_DEQUEUE_MAX int = 1000
@@ -1090,7 +1149,7 @@ func Bitt_queue_ack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_ack_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_80)(unsafe.Pointer(&_swig_i_1)), C.swig_type_81(_swig_i_2), *(*C.swig_type_82)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_ack_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_87)(unsafe.Pointer(&_swig_i_1)), C.swig_type_88(_swig_i_2), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1107,7 +1166,7 @@ func Bitt_queue_ack_many(arg1 uintptr, arg2 string, arg3 []byte, arg4 []int32) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_ack_many_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_83)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_84)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_85)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_ack_many_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_90)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_91)(unsafe.Pointer(&_swig_i_2)), *(*C.swig_type_92)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1128,7 +1187,7 @@ func Bitt_queue_nack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5 [
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_queue_nack_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_86)(unsafe.Pointer(&_swig_i_1)), C.swig_type_87(_swig_i_2), *(*C.swig_type_88)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_89)(unsafe.Pointer(&_swig_i_4)), C.swig_type_90(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_queue_nack_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_1)), C.swig_type_94(_swig_i_2), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_96)(unsafe.Pointer(&_swig_i_4)), C.swig_type_97(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1148,7 +1207,7 @@ func Bitt_queue_extend(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_extend_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_91)(unsafe.Pointer(&_swig_i_1)), C.swig_type_92(_swig_i_2), *(*C.swig_type_93)(unsafe.Pointer(&_swig_i_3)), C.swig_type_94(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_queue_extend_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_98)(unsafe.Pointer(&_swig_i_1)), C.swig_type_99(_swig_i_2), *(*C.swig_type_100)(unsafe.Pointer(&_swig_i_3)), C.swig_type_101(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1165,7 +1224,7 @@ func Bitt_queue_snooze(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_snooze_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_95)(unsafe.Pointer(&_swig_i_1)), C.swig_type_96(_swig_i_2), *(*C.swig_type_97)(unsafe.Pointer(&_swig_i_3)), C.swig_type_98(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_queue_snooze_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_1)), C.swig_type_103(_swig_i_2), *(*C.swig_type_104)(unsafe.Pointer(&_swig_i_3)), C.swig_type_105(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1179,13 +1238,14 @@ const BITT_MSG_PENDING int = 1
 const BITT_MSG_DELAYED int = 2
 const BITT_MSG_LEASED int = 3
 const BITT_MSG_DEAD int = 4
+const BITT_MSG_DONE int = 5
 func Bitt_queue_get(arg1 uintptr, arg2 string, arg3 uint64, arg4 []byte) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_get_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_99)(unsafe.Pointer(&_swig_i_1)), C.swig_type_100(_swig_i_2), *(*C.swig_type_101)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_queue_get_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_106)(unsafe.Pointer(&_swig_i_1)), C.swig_type_107(_swig_i_2), *(*C.swig_type_108)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1200,7 +1260,7 @@ func Bitt_queue_cancel(arg1 uintptr, arg2 string, arg3 uint64) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_queue_cancel_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_102)(unsafe.Pointer(&_swig_i_1)), C.swig_type_103(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_queue_cancel_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_1)), C.swig_type_110(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1213,9 +1273,30 @@ func Bitt_queue_reschedule(arg1 uintptr, arg2 string, arg3 uint64, arg4 int64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_reschedule_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_104)(unsafe.Pointer(&_swig_i_1)), C.swig_type_105(_swig_i_2), C.swig_type_106(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_reschedule_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_111)(unsafe.Pointer(&_swig_i_1)), C.swig_type_112(_swig_i_2), C.swig_type_113(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+func Bitt_queue_ack_result(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5 []byte, arg6 int) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	swig_r = (int)(C._wrap_bitt_queue_ack_result_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_114)(unsafe.Pointer(&_swig_i_1)), C.swig_type_115(_swig_i_2), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_4)), C.swig_intgo(_swig_i_5)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg4
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg5
 	}
 	return swig_r
 }
@@ -1227,7 +1308,7 @@ func Bitt_queue_dead_list(arg1 uintptr, arg2 string, arg3 uint64, arg4 uint, arg
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_queue_dead_list_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_107)(unsafe.Pointer(&_swig_i_1)), C.swig_type_108(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_109)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_queue_dead_list_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_118)(unsafe.Pointer(&_swig_i_1)), C.swig_type_119(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1243,7 +1324,7 @@ func Bitt_queue_dead_retry(arg1 uintptr, arg2 string, arg3 uint64, arg4 *uint64)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_dead_retry_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_110)(unsafe.Pointer(&_swig_i_1)), C.swig_type_111(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_dead_retry_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_121)(unsafe.Pointer(&_swig_i_1)), C.swig_type_122(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1256,21 +1337,21 @@ func Bitt_queue_dead_delete(arg1 uintptr, arg2 string, arg3 uint64, arg4 *uint64
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_queue_dead_delete_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_112)(unsafe.Pointer(&_swig_i_1)), C.swig_type_113(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_queue_dead_delete_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_123)(unsafe.Pointer(&_swig_i_1)), C.swig_type_124(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
 	return swig_r
 }
 
-const BITT_QUEUE_STATS_VERSION int = 1
+const BITT_QUEUE_STATS_VERSION int = 2
 func Bitt_txn_queue_ack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_queue_ack_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_114)(unsafe.Pointer(&_swig_i_1)), C.swig_type_115(_swig_i_2), *(*C.swig_type_116)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_txn_queue_ack_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_125)(unsafe.Pointer(&_swig_i_1)), C.swig_type_126(_swig_i_2), *(*C.swig_type_127)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1288,7 +1369,7 @@ func Bitt_txn_queue_nack(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, ar
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_txn_queue_nack_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_117)(unsafe.Pointer(&_swig_i_1)), C.swig_type_118(_swig_i_2), *(*C.swig_type_119)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_120)(unsafe.Pointer(&_swig_i_4)), C.swig_type_121(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_nack_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_128)(unsafe.Pointer(&_swig_i_1)), C.swig_type_129(_swig_i_2), *(*C.swig_type_130)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_131)(unsafe.Pointer(&_swig_i_4)), C.swig_type_132(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1308,7 +1389,7 @@ func Bitt_txn_queue_snooze(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_txn_queue_snooze_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_122)(unsafe.Pointer(&_swig_i_1)), C.swig_type_123(_swig_i_2), *(*C.swig_type_124)(unsafe.Pointer(&_swig_i_3)), C.swig_type_125(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_snooze_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_133)(unsafe.Pointer(&_swig_i_1)), C.swig_type_134(_swig_i_2), *(*C.swig_type_135)(unsafe.Pointer(&_swig_i_3)), C.swig_type_136(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1325,7 +1406,7 @@ func Bitt_txn_queue_extend(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_txn_queue_extend_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_126)(unsafe.Pointer(&_swig_i_1)), C.swig_type_127(_swig_i_2), *(*C.swig_type_128)(unsafe.Pointer(&_swig_i_3)), C.swig_type_129(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_extend_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_137)(unsafe.Pointer(&_swig_i_1)), C.swig_type_138(_swig_i_2), *(*C.swig_type_139)(unsafe.Pointer(&_swig_i_3)), C.swig_type_140(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1340,7 +1421,7 @@ func Bitt_txn_queue_cancel(arg1 uintptr, arg2 string, arg3 uint64) (_swig_ret in
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_txn_queue_cancel_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_130)(unsafe.Pointer(&_swig_i_1)), C.swig_type_131(_swig_i_2)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_cancel_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_141)(unsafe.Pointer(&_swig_i_1)), C.swig_type_142(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1353,9 +1434,30 @@ func Bitt_txn_queue_reschedule(arg1 uintptr, arg2 string, arg3 uint64, arg4 int6
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_queue_reschedule_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_132)(unsafe.Pointer(&_swig_i_1)), C.swig_type_133(_swig_i_2), C.swig_type_134(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_queue_reschedule_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_143)(unsafe.Pointer(&_swig_i_1)), C.swig_type_144(_swig_i_2), C.swig_type_145(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
+func Bitt_txn_queue_ack_result(arg1 uintptr, arg2 string, arg3 uint64, arg4 string, arg5 []byte, arg6 int) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := arg4
+	_swig_i_4 := arg5
+	_swig_i_5 := arg6
+	swig_r = (int)(C._wrap_bitt_txn_queue_ack_result_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_146)(unsafe.Pointer(&_swig_i_1)), C.swig_type_147(_swig_i_2), *(*C.swig_type_148)(unsafe.Pointer(&_swig_i_3)), *(*C.swig_type_149)(unsafe.Pointer(&_swig_i_4)), C.swig_intgo(_swig_i_5)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg4
+	}
+	if Swig_escape_always_false {
+		Swig_escape_val = arg5
 	}
 	return swig_r
 }
@@ -1368,7 +1470,7 @@ func Bitt_lease_acquire(arg1 uintptr, arg2 string, arg3 string, arg4 int64, arg5
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_lease_acquire_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_135)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_136)(unsafe.Pointer(&_swig_i_2)), C.swig_type_137(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_lease_acquire_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_150)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_151)(unsafe.Pointer(&_swig_i_2)), C.swig_type_152(_swig_i_3), C.swig_voidp(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1386,7 +1488,7 @@ func Bitt_lease_renew(arg1 uintptr, arg2 string, arg3 string, arg4 uint64, arg5 
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_lease_renew_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_138)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_139)(unsafe.Pointer(&_swig_i_2)), C.swig_type_140(_swig_i_3), C.swig_type_141(_swig_i_4), C.swig_voidp(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_lease_renew_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_153)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_154)(unsafe.Pointer(&_swig_i_2)), C.swig_type_155(_swig_i_3), C.swig_type_156(_swig_i_4), C.swig_voidp(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1402,7 +1504,7 @@ func Bitt_lease_release(arg1 uintptr, arg2 string, arg3 string, arg4 uint64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_lease_release_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_142)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_143)(unsafe.Pointer(&_swig_i_2)), C.swig_type_144(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_lease_release_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_157)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_158)(unsafe.Pointer(&_swig_i_2)), C.swig_type_159(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1419,7 +1521,7 @@ func Bitt_lease_get(arg1 uintptr, arg2 string, arg3 []byte, arg4 *uint64, arg5 *
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_lease_get_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_145)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_146)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_lease_get_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_160)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_161)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1435,7 +1537,7 @@ func Bitt_txn_fence(arg1 uintptr, arg2 string, arg3 string, arg4 uint64) (_swig_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_fence_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_147)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_148)(unsafe.Pointer(&_swig_i_2)), C.swig_type_149(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_fence_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_162)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_163)(unsafe.Pointer(&_swig_i_2)), C.swig_type_164(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1453,7 +1555,7 @@ func Bitt_txn_outbox_append(arg1 uintptr, arg2 string, arg3 []byte, arg4 int) (_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_txn_outbox_append_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_150)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_151)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_txn_outbox_append_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_165)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_166)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1470,7 +1572,7 @@ func Bitt_outbox_append(arg1 uintptr, arg2 string, arg3 []byte, arg4 int, arg5 *
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_append_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_152)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_153)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_outbox_append_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_167)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_168)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3), C.swig_voidp(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1486,7 +1588,7 @@ func Bitt_outbox_pending(arg1 uintptr, arg2 string, arg3 uint, arg4 []byte) (_sw
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_pending_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_154)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_155)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_outbox_pending_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_169)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), *(*C.swig_type_170)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1502,7 +1604,7 @@ func Bitt_outbox_ack(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64) (_s
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_ack_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_156)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_157)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_ack_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_171)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_172)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1519,7 +1621,7 @@ func Bitt_outbox_fail(arg1 uintptr, arg2 string, arg3 uint64, arg4 []byte, arg5 
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_fail_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_158)(unsafe.Pointer(&_swig_i_1)), C.swig_type_159(_swig_i_2), *(*C.swig_type_160)(unsafe.Pointer(&_swig_i_3)), C.swig_type_161(_swig_i_4)))
+	swig_r = (int)(C._wrap_bitt_outbox_fail_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_173)(unsafe.Pointer(&_swig_i_1)), C.swig_type_174(_swig_i_2), *(*C.swig_type_175)(unsafe.Pointer(&_swig_i_3)), C.swig_type_176(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1536,7 +1638,7 @@ func Bitt_outbox_park(arg1 uintptr, arg2 string, arg3 uint64, arg4 int, arg5 []b
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_park_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_162)(unsafe.Pointer(&_swig_i_1)), C.swig_type_163(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_164)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_outbox_park_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_1)), C.swig_type_178(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_179)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1553,7 +1655,7 @@ func Bitt_outbox_parked(arg1 uintptr, arg2 string, arg3 int, arg4 uint, arg5 []b
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_bitt_outbox_parked_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_165)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_166)(unsafe.Pointer(&_swig_i_4))))
+	swig_r = (int)(C._wrap_bitt_outbox_parked_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_180)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2), C.swig_intgo(_swig_i_3), *(*C.swig_type_181)(unsafe.Pointer(&_swig_i_4))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1569,7 +1671,7 @@ func Bitt_outbox_retry(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_retry_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_167)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_168)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_retry_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_182)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_183)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1585,7 +1687,7 @@ func Bitt_outbox_discard(arg1 uintptr, arg2 string, arg3 []uint64, arg4 *uint64)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_discard_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_169)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_170)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_discard_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_184)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_185)(unsafe.Pointer(&_swig_i_2)), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1601,7 +1703,7 @@ func Bitt_outbox_counts(arg1 uintptr, arg2 string, arg3 *uint64, arg4 *uint64) (
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_outbox_counts_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_171)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3)))
+	swig_r = (int)(C._wrap_bitt_outbox_counts_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_186)(unsafe.Pointer(&_swig_i_1)), C.swig_voidp(_swig_i_2), C.swig_voidp(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1613,7 +1715,7 @@ func Bitt_pubsub_publish(arg1 uintptr, arg2 string, arg3 []byte) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_publish_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_172)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_173)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_pubsub_publish_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_187)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_188)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1628,7 +1730,7 @@ func Bitt_pubsub_next(arg1 uintptr, arg2 int64, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_pubsub_next_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_type_174(_swig_i_1), *(*C.swig_type_175)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_pubsub_next_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_type_189(_swig_i_1), *(*C.swig_type_190)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg3
 	}
@@ -1641,7 +1743,7 @@ func Bitt_pubsub_next_cancel(arg1 uintptr, arg2 int64, arg3 uintptr, arg4 []byte
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_bitt_pubsub_next_cancel_raw_9700e65527664582(C.uintptr_t(_swig_i_0), C.swig_type_176(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_177)(unsafe.Pointer(&_swig_i_3))))
+	swig_r = (int)(C._wrap_bitt_pubsub_next_cancel_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), C.swig_type_191(_swig_i_1), C.uintptr_t(_swig_i_2), *(*C.swig_type_192)(unsafe.Pointer(&_swig_i_3))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg4
 	}
@@ -1657,13 +1759,14 @@ func Bitt_budget_take(arg1 uintptr, arg2 string, arg3 int64, arg4 int64, arg5 in
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
 	_swig_i_6 := arg7
-	swig_r = (int)(C._wrap_bitt_budget_take_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_178)(unsafe.Pointer(&_swig_i_1)), C.swig_type_179(_swig_i_2), C.swig_type_180(_swig_i_3), C.swig_type_181(_swig_i_4), C.swig_type_182(_swig_i_5), C.swig_voidp(_swig_i_6)))
+	swig_r = (int)(C._wrap_bitt_budget_take_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_193)(unsafe.Pointer(&_swig_i_1)), C.swig_type_194(_swig_i_2), C.swig_type_195(_swig_i_3), C.swig_type_196(_swig_i_4), C.swig_type_197(_swig_i_5), C.swig_voidp(_swig_i_6)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
 	return swig_r
 }
 
+const BITT_SCHEDULE_OPTIONS_VERSION int = 1
 func Bitt_schedule_upsert(arg1 uintptr, arg2 string, arg3 int64, arg4 []byte, arg5 int, arg6 int64) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
@@ -1672,7 +1775,7 @@ func Bitt_schedule_upsert(arg1 uintptr, arg2 string, arg3 int64, arg4 []byte, ar
 	_swig_i_3 := arg4
 	_swig_i_4 := arg5
 	_swig_i_5 := arg6
-	swig_r = (int)(C._wrap_bitt_schedule_upsert_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_183)(unsafe.Pointer(&_swig_i_1)), C.swig_type_184(_swig_i_2), *(*C.swig_type_185)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_type_186(_swig_i_5)))
+	swig_r = (int)(C._wrap_bitt_schedule_upsert_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_198)(unsafe.Pointer(&_swig_i_1)), C.swig_type_199(_swig_i_2), *(*C.swig_type_200)(unsafe.Pointer(&_swig_i_3)), C.swig_intgo(_swig_i_4), C.swig_type_201(_swig_i_5)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1687,7 +1790,7 @@ func Bitt_schedule_claim(arg1 uintptr, arg2 []byte, arg3 []byte) (_swig_ret int)
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_schedule_claim_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_187)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_188)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_schedule_claim_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_202)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_203)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1702,7 +1805,7 @@ func Bitt_schedule_get(arg1 uintptr, arg2 string, arg3 []byte) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_bitt_schedule_get_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_189)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_190)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_bitt_schedule_get_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_204)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_205)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1716,7 +1819,7 @@ func Bitt_schedule_delete(arg1 uintptr, arg2 string) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_bitt_schedule_delete_raw_9700e65527664582(C.uintptr_t(_swig_i_0), *(*C.swig_type_191)(unsafe.Pointer(&_swig_i_1))))
+	swig_r = (int)(C._wrap_bitt_schedule_delete_raw_707b94e609bfdab8(C.uintptr_t(_swig_i_0), *(*C.swig_type_206)(unsafe.Pointer(&_swig_i_1))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
