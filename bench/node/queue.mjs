@@ -81,6 +81,24 @@ function bittSide(bitt, url, queueWait) {
       if (done !== jobs) throw new Error(`bitt workers did ${done} of ${jobs} jobs`);
       return { t0, t1 };
     },
+    // One bitt.Worker (issue 23) with `concurrency` handlers on a store of
+    // its own, a no-op handler: jobs/s from its start to the last job acked.
+    async workerRun(topic, jobs, concurrency) {
+      const store = await bitt.openAsync(url);
+      const finished = signal();
+      let done = 0;
+      const w = new bitt.Worker(store, topic, async () => {}, { concurrency, lease: LEASE_MS, wait: queueWait });
+      w.on('completed', () => {
+        if (++done === jobs) finished.resolve(process.hrtime.bigint());
+      });
+      w.on('failed', (_m, e) => finished.reject(e));
+      w.on('error', (e) => finished.reject(e));
+      const t0 = process.hrtime.bigint();
+      const t1 = await finished.promise;
+      await w.stop({ timeout: 10_000 });
+      await store.close();
+      return { t0, t1 };
+    },
     async close() {
       await producer?.close();
     },
@@ -145,6 +163,25 @@ function bullSide(url, prefix) {
       if (failed) throw failed;
       return { t0, t1 };
     },
+    // One BullMQ Worker with `concurrency`, the same no-op processor.
+    async workerRun(topic, jobs, concurrency) {
+      const finished = signal();
+      let done = 0;
+      const wk = new Worker(topic, async () => {}, { connection, prefix, concurrency, autorun: false });
+      wk.on('completed', () => {
+        if (++done === jobs) finished.resolve(process.hrtime.bigint());
+      });
+      wk.on('failed', (_job, err) => finished.reject(err));
+      wk.on('error', (err) => finished.reject(err));
+      await wk.waitUntilReady();
+      await this.prepare(topic);
+      const t0 = process.hrtime.bigint();
+      const run = wk.run();
+      const t1 = await finished.promise;
+      await wk.close();
+      await run;
+      return { t0, t1 };
+    },
     async close() {
       for (const q of queues.values()) {
         await q.obliterate({ force: true });
@@ -170,6 +207,11 @@ async function enqueueAll(side, topic, jobs, width) {
 
 async function processRate(side, topic, jobs, workers, opts) {
   const { t0, t1 } = await side.work(topic, jobs, workers, opts);
+  return jobs / secs(t0, t1);
+}
+
+async function workerRate(side, topic, jobs, concurrency) {
+  const { t0, t1 } = await side.workerRun(topic, jobs, concurrency);
   return jobs / secs(t0, t1);
 }
 
@@ -201,6 +243,8 @@ function steps() {
     ['e2e4', (side, t) => endToEnd(side, `e4-${t}`, jobs, 4)],
     ['-', (side, t) => side.name === 'bitt' && enqueueAll(side, `pb-${t}`, jobs, inflight)],
     ['procB', (side, t) => side.name === 'bitt' && processRate(side, `pb-${t}`, jobs, 1, { prefetch: batch })],
+    ['-', (side, t) => enqueueAll(side, `w4-${t}`, jobs, inflight)],
+    ['wrk4', (side, t) => workerRate(side, `w4-${t}`, jobs, 4)],
   ];
 }
 
@@ -239,5 +283,7 @@ export async function benchQueue(bitt, tag, { queueWait }) {
     row(`queue enqueue->done, 1 worker${pf}`, 'e2e1'),
     row(`queue enqueue->done, 4 workers${pf}`, 'e2e4'),
     row(`queue process, 1 worker, bitt prefetch ${batch}`, 'proc1', 'procB'),
+    row('queue process, one Worker of concurrency 4 (bitt.Worker, BullMQ Worker)', 'wrk4'),
+    { op: 'queue process, bitt.Worker of concurrency 4 / bitt 4 plain loops', bitt: pick('bitt', 'wrk4'), peerName: 'bitt loops', peer: pick('bitt', 'proc4') },
   ];
 }
