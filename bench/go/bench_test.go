@@ -336,11 +336,13 @@ func BenchmarkQueuePostgresEnqueue(b *testing.B) {
 // fetcher claiming up to the free slots, four handlers, a completer acking
 // finished jobs together with AckMany: bitt_client_test.go), River with
 // MaxWorkers 4. BittAckEach: the plain loop of four workers, a job per
-// dequeue and an Ack (a transaction) per job, as before AckMany.
+// dequeue and an Ack (a transaction) per job, as before AckMany. BittWorker:
+// one bitt.Worker of concurrency 4 (the binding's worker, issue 23).
 func BenchmarkQueuePostgresWork(b *testing.B) {
 	compare(b,
 		side{"Bitt", func(b *testing.B) { bittQueue(b).workPipelined(b, queueWorkers) }},
 		side{"BittAckEach", func(b *testing.B) { bittQueue(b).work(b, queueWorkers, 1, true) }},
+		side{"BittWorker", func(b *testing.B) { bittQueue(b).workWorker(b, queueWorkers) }},
 		side{"River", func(b *testing.B) { riverQueue(b).work(b, queueWorkers) }})
 }
 

@@ -5,6 +5,7 @@ package bench
 // preloaded with the same keys as the peers.
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -246,4 +247,30 @@ func (q *bittQueueRef) work(b *testing.B, workers, limit int, ackEach bool) {
 	if n := acked.Load(); n != int64(b.N) {
 		b.Fatalf("bitt: %d of %d jobs acked", n, b.N)
 	}
+}
+
+// workWorker: the same b.N jobs, done by one bitt.Worker (issue 23) of
+// `concurrency` handlers on one store, a handler that returns nil; the timer
+// stops when OnCompleted has seen every job (called once its ack committed).
+func (q *bittQueueRef) workWorker(b *testing.B, concurrency int) {
+	b.StopTimer()
+	q.truncate(b)
+	fillBittQueue(b, q.s, "bench", b.N)
+	s := openBitt(b, q.url)
+	defer s.Close()
+	var done atomic.Int64
+	all := make(chan struct{})
+	w, err := bitt.NewWorker(s.Queue, "bench", func(context.Context, *bitt.Message) error { return nil },
+		bitt.Concurrency(concurrency), bitt.WorkerLease(60*time.Second),
+		bitt.WorkerWait(50*time.Millisecond), bitt.OnCompleted(func(*bitt.Message) {
+			if done.Add(1) == int64(b.N) {
+				close(all)
+			}
+		}))
+	must(b, err, "bitt worker")
+	timed(b, "jobs/s", func() {
+		must(b, w.Start(), "bitt worker start")
+		<-all
+	})
+	w.Stop(bg)
 }
