@@ -678,8 +678,8 @@ typedef struct bitt_backend_ops {
      * works out the next occurrence; it claims it with a commit of
      * BITT_OP_SCHEDULE_ADVANCE (and the topic's enqueue).
      * schedule_get, schedule_list and due return every field of the def.
-     * From version 7 the engine calls neither schedule_upsert nor
-     * schedule_claim (a backend may leave them NULL). */
+     * From version 7 schedule_upsert and schedule_claim are never called
+     * (their slots stay, as every slot does; every backend leaves them NULL). */
     int (*schedule_set)(bitt_backend *be, const bitt_time *t, const bitt_schedule_def *def,
                         int64_t first_run_at);
     int (*schedule_due)(bitt_backend *be, const bitt_time *t, const char *prefix,

@@ -155,7 +155,8 @@ int bitt__check_schedules(const bitt_store *store)
 {
     if (!store)
         return bitt__fail(BITT_EINVAL, "store must not be NULL");
-    if (!store->ops->schedule_set && !store->ops->schedule_upsert)
+    /* schedule_set and schedule_due together: the engine claims (ops 7) */
+    if (!store->ops->schedule_set || !store->ops->schedule_due)
         return bitt__unsupported(store, "schedules");
     return BITT_OK;
 }
@@ -234,13 +235,8 @@ int bitt_schedule_set(bitt_store *store, const char *key, int64_t interval_ms, c
     bitt__store_enter(store, &t);
     int64_t first = 0;
     rc = resolve_def(store, &o, t.now, &def, &first);
-    if (!rc && !store->ops->schedule_set && (o.cron || o.topic))
-        rc = bitt__unsupported(store, "cron schedules and schedules with a topic");
     if (!rc)
-        rc = store->ops->schedule_set
-                 ? store->ops->schedule_set(store->be, &t, &def, first)
-                 : store->ops->schedule_upsert(store->be, &t, key, interval_ms, payload,
-                                               payload_len, kind, first);
+        rc = store->ops->schedule_set(store->be, &t, &def, first);
     bitt__store_leave(store);
     return rc;
 }

@@ -91,14 +91,6 @@ int bitt_schedule_claim(bitt_store *store, const char *prefix, bitt_schedule **o
     if (rc)
         return rc;
     prefix = prefix ? prefix : "";
-    if (!store->ops->schedule_due) {
-        /* a backend before version 7 claims interval schedules itself */
-        bitt_time t;
-        bitt__store_enter(store, &t);
-        rc = store->ops->schedule_claim(store->be, &t, prefix, out);
-        bitt__store_leave(store);
-        return rc;
-    }
     for (int i = 0; i < CLAIM_TRIES; i++) {
         rc = claim_once(store, prefix, out);
         if (rc != BITT_ECONFLICT)

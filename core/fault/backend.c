@@ -140,11 +140,6 @@ WRAP(pubsub_fetch,
 WRAP(budget_take,
      (bitt_backend * be, T *t, const char *n, const bitt_budget_params *p, int64_t k, int64_t *w),
      t, n, p, k, w)
-WRAP(schedule_upsert,
-     (bitt_backend * be, T *t, const char *k, int64_t iv, const uint8_t *p, size_t n, int kind,
-      int64_t first),
-     t, k, iv, p, n, kind, first)
-WRAP(schedule_claim, (bitt_backend * be, T *t, const char *p, bitt_schedule **o), t, p, o)
 WRAP(schedule_get, (bitt_backend * be, T *t, const char *k, bitt_schedule **o), t, k, o)
 WRAP(schedule_list, (bitt_backend * be, T *t, bitt_schedule_array *o), t, o)
 WRAP(schedule_delete, (bitt_backend * be, T *t, const char *k), t, k)
@@ -197,8 +192,6 @@ int bitt__fault_wrap_backend(const bitt_backend_ops **ops, bitt_backend **be)
     KEEP(pubsub_head);
     KEEP(pubsub_fetch);
     KEEP(budget_take);
-    KEEP(schedule_upsert);
-    KEEP(schedule_claim);
     KEEP(schedule_get);
     KEEP(schedule_list);
     KEEP(schedule_delete);
